@@ -1,0 +1,113 @@
+import type { Decision } from '../settlement/decision.js';
+import type { BindingRules } from '../settlement/binding-rules.js';
+
+/**
+ * Native metadata values a transport may carry beside the body (AMQP headers
+ * are typed; Kafka, Pulsar and SQS values are strings).
+ */
+export type HeaderValue = string | number | boolean | null;
+
+/** One message on its way to the broker. */
+export interface OutgoingMessage {
+  /** The canonical envelope bytes, sent exactly as given. */
+  readonly body: Buffer;
+  /** Logical queue (topic) name. */
+  readonly queue: string;
+  /** The fields of the envelope a binding projects onto native metadata. */
+  readonly projection: EnvelopeProjection;
+  /** Deliver no earlier than this many milliseconds from now (0 or absent: now). */
+  readonly delayMs?: number;
+  /** Out-of-band riders (traceparent, tracestate, bq-replay-bypass); never part of the body. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Kafka record key, carried byte-for-byte (null stays null). Ignored elsewhere. */
+  readonly key?: Buffer | null;
+}
+
+/** The envelope fields every binding's native projection is built from. */
+export interface EnvelopeProjection {
+  readonly urn: string;
+  readonly traceId: string;
+  readonly messageId: string;
+  readonly schemaVersion: number;
+  readonly lang: string;
+  readonly createdAt: number;
+  readonly attempts: number;
+}
+
+/**
+ * One reserved message, as the broker handed it over. The runtime decides its
+ * fate with the settlement policy and calls `settle` exactly once.
+ */
+export interface Delivery {
+  /** The body bytes exactly as the broker delivered them. */
+  readonly body: Buffer;
+  /** The logical queue the delivery was consumed from (the DLQ is named from it). */
+  readonly queue: string;
+  /** Native metadata as received (for riders such as traceparent, and for users). */
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  /**
+   * The native schema-version value when the binding has a version gate and the
+   * value is present and not blank (trimmed, as a string); undefined otherwise.
+   * The runtime gates every value other than "1".
+   */
+  readonly nativeSchemaVersion?: string;
+  /** The binding's attempts reconciliation: native count combined with the body's. */
+  reconcileAttempts(bodyAttempts: number): number;
+  /**
+   * Executes a decision. A `dead-letter` decision must write the record first and
+   * settle only after the write succeeded; if the write fails it must leave the
+   * delivery unsettled and throw {@link DeadLetterWriteError}.
+   */
+  settle(decision: Decision): Promise<void>;
+}
+
+/** What a transport can and cannot do; the runtime refuses what is missing. */
+export interface TransportCapabilities {
+  /** Delayed publish is supported. */
+  readonly delayedPublish: boolean;
+  /** A retry can wait (release with delay / backoff). */
+  readonly delayedRetry: boolean;
+}
+
+/** Options for one consume loop. */
+export interface ConsumeOptions {
+  /** Deliveries handled at once (>= 1). */
+  readonly concurrency: number;
+  /** Aborting stops taking work; in-flight deliveries finish and settle first. */
+  readonly signal: AbortSignal;
+  /** Stop after this many deliveries were handed over (drain mode). */
+  readonly maxMessages?: number;
+  /** Stop once no delivery arrived for this long (drain mode). */
+  readonly idleMs?: number;
+}
+
+/**
+ * The contract every broker binding implements. Transports are thin: they move
+ * bytes with native metadata and execute settlement decisions; every consume
+ * rule of the specification lives in the core's settlement policy.
+ */
+export interface Transport {
+  /** The binding's name and settlement rules, as the specification states them. */
+  readonly rules: BindingRules;
+  readonly capabilities: TransportCapabilities;
+  /** Publishes one message; resolves once the broker has it (confirmed where the broker can confirm). */
+  publish(message: OutgoingMessage): Promise<void>;
+  /** Writes a dead-letter or raw record to a queue (used by redrive and tools). */
+  publishRaw?(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void>;
+  /**
+   * Hands deliveries of `queue` to `onDelivery` with at most `concurrency` in
+   * flight, until the signal aborts (or the drain limits are reached). Resolves
+   * after every in-flight `onDelivery` has settled.
+   */
+  consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void>;
+  /** Releases connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Thrown by `Delivery.settle` when the dead-letter write failed; the delivery is left unsettled. */
+export class DeadLetterWriteError extends Error {
+  override readonly name = 'DeadLetterWriteError';
+  constructor(readonly queue: string, options?: { cause?: unknown }) {
+    super(`dead-letter write to "${queue}" failed; the message is left unsettled for redelivery`, options);
+  }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// `npm test`: every *.test.ts under packages/*/test and test/, run from source
+// with node's test runner under c8 (coverage gate on @babelqueue/core).
+// Broker URLs written by `scripts/brokers up` are picked up automatically.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const require = createRequire(import.meta.url);
+
+function testFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === 'node_modules' || name === 'fixtures') return [];
+    if (statSync(path).isDirectory()) return testFiles(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+function loadBrokerEnv() {
+  const file = join(root, '.brokers', 'env');
+  if (!existsSync(file)) return {};
+  const env = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m && process.env[m[1]] === undefined) env[m[1]] = m[2];
+  }
+  return env;
+}
+
+const filter = process.argv.slice(2);
+const packagesDir = join(root, 'packages');
+let files = [
+  ...readdirSync(packagesDir).flatMap((p) => testFiles(join(packagesDir, p, 'test'))),
+  ...testFiles(join(root, 'test')),
+].sort();
+if (filter.length > 0) files = files.filter((f) => filter.some((x) => relative(root, f).includes(x)));
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+
+const c8 = require.resolve('c8/bin/c8.js');
+const coverage = process.env.BABELQUEUE_COVERAGE !== '0' && filter.length === 0;
+const nodeArgs = [
+  '--conditions=source', '--import', 'tsx',
+  '--test', `--test-concurrency=${process.env.BABELQUEUE_TEST_CONCURRENCY ?? 4}`,
+  `--test-timeout=${process.env.BABELQUEUE_TEST_TIMEOUT ?? 180000}`,
+  ...files.map((f) => relative(root, f)),
+];
+const args = coverage
+  ? [c8, '--check-coverage', '--lines', '85', '--functions', '80', '--branches', '75',
+     '--include', 'packages/core/src/**', '--exclude', '**/*.generated.*',
+     '--reporter', 'text-summary', '--reporter', 'lcov', process.execPath, ...nodeArgs]
+  : nodeArgs;
+
+const result = spawnSync(process.execPath, args, {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, ...loadBrokerEnv() },
+});
+process.exit(result.status ?? 1);
