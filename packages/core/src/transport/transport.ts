@@ -51,6 +51,12 @@ export interface Delivery {
    * The runtime gates every value other than "1".
    */
   readonly nativeSchemaVersion?: string;
+  /**
+   * Set when the transport already knows the body is poison before the core
+   * looks at it (Redis zset: the reserve script could not decode the job).
+   * The text says why; the body is still kept for the poison record.
+   */
+  readonly poison?: string;
   /** The binding's attempts reconciliation: native count combined with the body's. */
   reconcileAttempts(bodyAttempts: number): number;
   /**
@@ -67,6 +73,12 @@ export interface TransportCapabilities {
   readonly delayedPublish: boolean;
   /** A retry can wait (release with delay / backoff). */
   readonly delayedRetry: boolean;
+  /**
+   * A failed delivery can be retried at all. False for Kafka without retry
+   * tiers: a failing handler then leaves the record uncommitted (the transport
+   * raises) and poison is committed, dropped and logged.
+   */
+  readonly retry: boolean;
 }
 
 /** Options for one consume loop. */
