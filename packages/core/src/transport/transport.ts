@@ -107,6 +107,13 @@ export interface Transport {
   /** Writes a dead-letter or raw record to a queue (used by redrive and tools). */
   publishRaw?(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void>;
   /**
+   * Reads up to `max` bodies from the head of `queue` without consuming them
+   * (DLQ list/show). Optional: tools say so when a binding cannot browse.
+   */
+  browse?(queue: string, max: number): Promise<Buffer[]>;
+  /** Removes every waiting message of `queue`; resolves with how many (DLQ purge). Optional. */
+  purge?(queue: string): Promise<number>;
+  /**
    * Hands deliveries of `queue` to `onDelivery` with at most `concurrency` in
    * flight, until the signal aborts (or the drain limits are reached). Resolves
    * after every in-flight `onDelivery` has settled.

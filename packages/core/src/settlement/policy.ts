@@ -1,0 +1,137 @@
+import type { TransportCapabilities } from '../transport/transport.js';
+import type { BindingRules } from './binding-rules.js';
+import type { Outcome } from './outcome.js';
+import type { PolicyConfig, RetryBackoff } from './policy-config.js';
+import type { Verdict } from './verdict.js';
+
+/** Everything the policy reads besides the outcome. */
+export interface PolicyInput {
+  readonly outcome: Outcome;
+  /** The counted attempt: reconciled attempts + 1 (1 on a first delivery). */
+  readonly counted: number;
+  readonly config: PolicyConfig;
+  readonly rules: BindingRules;
+  readonly capabilities: Pick<TransportCapabilities, 'retry' | 'delayedRetry'>;
+}
+
+/** `d(n) = min(max, base * multiplier^(n-1))` for delivery n (never negative). */
+export function backoffDelayMs(deliveryNumber: number, backoff: RetryBackoff): number {
+  const n = Math.max(1, deliveryNumber);
+  const raw = backoff.baseMs * Math.pow(backoff.multiplier, n - 1);
+  const delay = Math.min(backoff.maxMs, raw);
+  return Number.isFinite(delay) && delay > 0 ? Math.round(delay) : 0;
+}
+
+/**
+ * The one settlement policy for every binding: a pure function from what
+ * happened to one decision. Each branch cites the rule it implements; the
+ * data tables under `conformance/settlement/` exercise every row.
+ */
+export function decide(input: PolicyInput): Verdict {
+  const { outcome } = input;
+  switch (outcome.kind) {
+    case 'handled':
+      return { kind: 'ack' };
+    case 'version-gated':
+      return versionGated(input, outcome.value);
+    case 'poison':
+      return poison(input, outcome.why);
+    case 'unknown-urn':
+      return unknownUrn(input, outcome.urn);
+    case 'failed':
+      return boundedRetry(input, 'failed', input.config.retryBackoff);
+  }
+}
+
+/**
+ * Version gate (seed 000, SQS/ASB/Pulsar/Artemis; seed 002): settled on the
+ * first delivery, never retried, never a handler or the unknown-URN path.
+ */
+function versionGated({ config, rules }: PolicyInput, value: string): Verdict {
+  const why = `unsupported native schema version "${value}"`;
+  if (config.onUnknownUrn === 'delete') return { kind: 'drop', why: `${why}; on_unknown_urn is delete` };
+  if (config.deadLetterQueue !== undefined) {
+    return { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'version_gate' };
+  }
+  return rules.versionGateWithoutDeadLetter === 'native'
+    ? { kind: 'native-dead-letter', why: `${why}; dead-lettering is off` }
+    : { kind: 'drop', why: `${why}; dead-lettering is off` };
+}
+
+/**
+ * Poison never reaches a handler and is never the unknown-URN path. With a DLQ
+ * it is written there at once; without one the binding's rule applies.
+ */
+function poison(input: PolicyInput, why: string): Verdict {
+  const { config, rules } = input;
+  if (config.onUnknownUrn === 'delete' && rules.deleteStrategyDropsPoison) {
+    return { kind: 'drop', why: `poison (${why}); on_unknown_urn is delete` };
+  }
+  if (config.deadLetterQueue !== undefined) {
+    return { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'poison' };
+  }
+  switch (rules.poisonWithoutDeadLetter) {
+    case 'dead-letter-default':
+      // Redis: a DLQ opt-out never covers poison.
+      return { kind: 'dead-letter', queue: config.defaultDeadLetterQueue, reason: 'poison' };
+    case 'native':
+      return { kind: 'native-dead-letter', why: `poison (${why}); dead-lettering is off` };
+    case 'drop':
+      return { kind: 'drop', why: `poison (${why}); dead-lettering is off` };
+    case 'bounded-retry':
+      if (!input.capabilities.retry) return { kind: 'drop', why: `poison (${why}); no retry path and no DLQ` };
+      return exhaustedOr(input, `poison (${why})`, () => ({
+        kind: 'retry',
+        delayMs: retryDelay(input, config.retryBackoff),
+        attempts: input.counted,
+      }));
+  }
+}
+
+function unknownUrn(input: PolicyInput, urn: string): Verdict {
+  const { config } = input;
+  switch (config.onUnknownUrn) {
+    case 'delete':
+      return { kind: 'drop', why: `no handler for ${urn}; on_unknown_urn is delete` };
+    case 'dead_letter':
+      return config.deadLetterQueue !== undefined
+        ? { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'unknown_urn' }
+        : { kind: 'drop', why: `no handler for ${urn}; dead_letter degrades to delete (dead-lettering is off)` };
+    case 'release':
+      return boundedRetry(input, 'unknown_urn', {
+        baseMs: config.unknownUrnReleaseDelayMs,
+        multiplier: 1,
+        maxMs: config.unknownUrnReleaseDelayMs,
+      });
+    case 'fail':
+      return boundedRetry(input, 'unknown_urn', config.retryBackoff);
+  }
+}
+
+/**
+ * A failing handler, and fail/release of an unknown URN: retried while the
+ * counted attempt is below max attempts (0 = no cap), then dead-lettered with
+ * the counted attempt, or dropped when dead-lettering is off.
+ */
+function boundedRetry(input: PolicyInput, reason: 'failed' | 'unknown_urn', backoff: RetryBackoff): Verdict {
+  if (!input.capabilities.retry) {
+    return { kind: 'unsettled', why: 'the transport has no retry path (Kafka without retry tiers)' };
+  }
+  const cap = input.config.deadLetterQueue;
+  return exhaustedOr(
+    input,
+    reason === 'failed' ? 'handler failed' : 'no handler for the URN',
+    () => ({ kind: 'retry', delayMs: retryDelay(input, backoff), attempts: input.counted }),
+    cap === undefined ? undefined : { kind: 'dead-letter', queue: cap, reason },
+  );
+}
+
+function exhaustedOr(input: PolicyInput, what: string, retry: () => Verdict, atCap?: Verdict): Verdict {
+  const { maxAttempts } = input.config;
+  if (maxAttempts === 0 || input.counted < maxAttempts) return retry();
+  return atCap ?? { kind: 'drop', why: `${what}; attempt ${input.counted} of ${maxAttempts} and dead-lettering is off` };
+}
+
+function retryDelay(input: PolicyInput, backoff: RetryBackoff): number {
+  return input.capabilities.delayedRetry ? backoffDelayMs(input.counted, backoff) : 0;
+}

@@ -1,0 +1,14 @@
+import type { DeadLetterReason } from './decision.js';
+
+/**
+ * The settlement policy's answer, before the runtime has built any record
+ * bytes. `dead-letter` names the queue and the reason; the runtime turns it
+ * into the record (poison record, dead_letter block, or the raw body).
+ */
+export type Verdict =
+  | { readonly kind: 'ack' }
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly attempts: number }
+  | { readonly kind: 'dead-letter'; readonly queue: string; readonly reason: DeadLetterReason | 'version_gate' }
+  | { readonly kind: 'drop'; readonly why: string }
+  | { readonly kind: 'unsettled'; readonly why: string }
+  | { readonly kind: 'native-dead-letter'; readonly why: string };

@@ -1,0 +1,161 @@
+import { withAttempts } from '../../reemit/edit.js';
+import type { BindingRules } from '../../settlement/binding-rules.js';
+import type { Decision } from '../../settlement/decision.js';
+import { pullLoop } from '../pull-loop.js';
+import {
+  DeadLetterWriteError,
+  type ConsumeOptions,
+  type Delivery,
+  type HeaderValue,
+  type OutgoingMessage,
+  type Transport,
+  type TransportCapabilities,
+} from '../transport.js';
+import { MemoryBroker, type StoredMessage } from './memory-broker.js';
+
+/** Options of {@link InMemoryTransport}. */
+export interface InMemoryTransportOptions {
+  /** Share one broker between several transports (producer and consumer apps in one test). */
+  broker?: MemoryBroker;
+  /** How long a delivery stays leased before it returns to the queue unacknowledged. Default 30 s. */
+  visibilityTimeoutMs?: number;
+  /** Delay before an unsettled delivery is offered again. Default 100 ms. */
+  redeliveryDelayMs?: number;
+  /**
+   * Fault injection: called before every write (publish, retry copy, dead-letter
+   * record); throw to make the broker refuse it.
+   */
+  beforeWrite?: (queue: string, body: Buffer) => void;
+}
+
+const RULES: BindingRules = {
+  name: 'memory',
+  poisonWithoutDeadLetter: 'drop',
+  deleteStrategyDropsPoison: true,
+  versionGateWithoutDeadLetter: 'drop',
+};
+
+/**
+ * An in-process broker that behaves like a real one: FIFO queues, delayed
+ * delivery, string headers (the Pulsar-style `bq-` projection, so the version
+ * gate works), leases that expire, and a native redelivery count reconciled as
+ * `max(body.attempts, redeliveries)`. Retries re-publish the body with the new
+ * attempts (byte-preserving) and acknowledge the original. The default for
+ * `npm run demo` and for users' own tests.
+ */
+export class InMemoryTransport implements Transport {
+  readonly rules = RULES;
+  readonly capabilities: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true };
+  /** The storage, for inspection in tests. */
+  readonly broker: MemoryBroker;
+  private readonly visibilityTimeoutMs: number;
+  private readonly redeliveryDelayMs: number;
+  private readonly beforeWrite: ((queue: string, body: Buffer) => void) | undefined;
+
+  constructor(options: InMemoryTransportOptions = {}) {
+    this.broker = options.broker ?? new MemoryBroker();
+    this.visibilityTimeoutMs = options.visibilityTimeoutMs ?? 30_000;
+    this.redeliveryDelayMs = options.redeliveryDelayMs ?? 100;
+    this.beforeWrite = options.beforeWrite;
+  }
+
+  async publish(message: OutgoingMessage): Promise<void> {
+    const p = message.projection;
+    const headers: Record<string, HeaderValue> = {
+      ...message.headers,
+      'bq-job': p.urn,
+      'bq-trace-id': p.traceId,
+      'bq-message-id': p.messageId,
+      'bq-schema-version': String(p.schemaVersion),
+      'bq-source-lang': p.lang,
+      'bq-attempts': String(p.attempts),
+    };
+    this.write(message.queue, message.body, headers, message.key ?? null, message.delayMs ?? 0);
+  }
+
+  async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+    this.write(queue, body, headers, null, 0);
+  }
+
+  /** The bodies of a queue's ready messages, oldest first. */
+  messages(queue: string): Buffer[] {
+    return this.broker.ready(queue).map((m) => m.body);
+  }
+
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    return this.messages(queue).slice(0, max);
+  }
+
+  async purge(queue: string): Promise<number> {
+    return this.broker.purge(queue);
+  }
+
+  consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    return pullLoop(async (max, waitMs, signal) => {
+      let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
+      if (taken.length === 0 && waitMs > 0) {
+        await this.broker.waitFor(queue, waitMs, signal);
+        if (signal.aborted) return [];
+        taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
+      }
+      return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message));
+    }, onDelivery, options);
+  }
+
+  async close(): Promise<void> {
+    // Nothing to release: the broker lives as long as its owner keeps it.
+  }
+
+  private write(queue: string, body: Buffer, headers: Readonly<Record<string, HeaderValue>>, key: Buffer | null, delayMs: number) {
+    this.beforeWrite?.(queue, body);
+    this.broker.push(queue, { body, headers, key, redeliveries: 0 }, delayMs);
+  }
+
+  private delivery(queue: string, leaseId: number, message: StoredMessage): Delivery {
+    const version = message.headers['bq-schema-version'];
+    const trimmed = version === undefined || version === null ? '' : String(version).trim();
+    const redeliveries = message.redeliveries;
+    return {
+      body: message.body,
+      queue,
+      headers: message.headers,
+      ...(trimmed === '' ? {} : { nativeSchemaVersion: trimmed }),
+      reconcileAttempts: (bodyAttempts) => Math.max(bodyAttempts, redeliveries),
+      settle: (decision) => this.settle(queue, leaseId, message, decision),
+    };
+  }
+
+  private async settle(queue: string, leaseId: number, message: StoredMessage, decision: Decision): Promise<void> {
+    switch (decision.kind) {
+      case 'ack':
+      case 'drop':
+        this.broker.ack(queue, leaseId);
+        return;
+      case 'retry': {
+        const body = withAttempts(message.body, decision.attempts);
+        const headers = { ...message.headers, 'bq-attempts': String(decision.attempts) };
+        this.write(queue, body, headers, message.key, decision.delayMs);
+        this.broker.ack(queue, leaseId);
+        return;
+      }
+      case 'dead-letter':
+        try {
+          this.write(decision.queue, decision.record, deadLetterHeaders(message.headers), message.key, 0);
+        } catch (cause) {
+          throw new DeadLetterWriteError(decision.queue, { cause });
+        }
+        this.broker.ack(queue, leaseId);
+        return;
+      case 'unsettled':
+      case 'native-dead-letter':
+        this.broker.release(queue, leaseId, this.redeliveryDelayMs);
+        return;
+    }
+  }
+}
+
+/** A dead-letter record keeps the routing headers but not the attempts / version projection. */
+function deadLetterHeaders(headers: Readonly<Record<string, HeaderValue>>): Record<string, HeaderValue> {
+  const { 'bq-attempts': _attempts, 'bq-schema-version': _version, ...rest } = headers;
+  return rest;
+}

@@ -1,0 +1,92 @@
+import { ConfigurationError } from '../runtime/errors.js';
+import { InMemoryTransport } from './memory/in-memory-transport.js';
+import { MemoryBroker } from './memory/memory-broker.js';
+import type { Transport } from './transport.js';
+
+/** Builds a transport from a parsed URL. */
+export type TransportFactory = (url: URL) => Transport | Promise<Transport>;
+
+/** The package that provides each known scheme, loaded on first use. */
+const PACKAGES: Readonly<Record<string, string>> = {
+  'redis:': '@babelqueue/redis',
+  'rediss:': '@babelqueue/redis',
+  'amqp:': '@babelqueue/rabbitmq',
+  'amqps:': '@babelqueue/rabbitmq',
+  'kafka:': '@babelqueue/kafka',
+  'sqs:': '@babelqueue/sqs',
+  'pulsar:': '@babelqueue/pulsar',
+  'pulsar+ssl:': '@babelqueue/pulsar',
+  'artemis:': '@babelqueue/artemis',
+  'asb:': '@babelqueue/azure-service-bus',
+};
+
+/** `memory://<name>` transports of one process share the broker named by the host part. */
+const memoryBrokers = new Map<string, MemoryBroker>();
+
+const factories = new Map<string, TransportFactory>([
+  ['memory:', (url) => {
+    let broker = memoryBrokers.get(url.host);
+    if (broker === undefined) {
+      broker = new MemoryBroker();
+      memoryBrokers.set(url.host, broker);
+    }
+    return new InMemoryTransport({ broker });
+  }],
+]);
+
+/** Makes `scheme` (`"redis"` or `"redis:"`) build transports with `factory`. A binding package calls this. */
+export function registerTransport(scheme: string, factory: TransportFactory): void {
+  factories.set(normalise(scheme), factory);
+}
+
+/**
+ * A transport for a URL such as `memory://`, `redis://127.0.0.1:6379` or
+ * `amqp://user:pass@host/vhost`. A scheme's binding package is imported on
+ * first use (it must be installed); it exports `transportFromUrl(url: URL)`.
+ */
+export async function transportFromUrl(url: string | URL): Promise<Transport> {
+  const parsed = parse(url);
+  const found = factories.get(parsed.protocol);
+  if (found) return found(parsed);
+  const name = PACKAGES[parsed.protocol];
+  if (name === undefined) {
+    throw new ConfigurationError(`no transport is known for "${parsed.protocol}//" (${maskUrl(parsed)}); known: memory, ${Object.keys(PACKAGES).map((s) => s.slice(0, -1)).join(', ')}`);
+  }
+  let module: { transportFromUrl?: TransportFactory };
+  try {
+    module = (await import(name)) as { transportFromUrl?: TransportFactory };
+  } catch (cause) {
+    throw new ConfigurationError(`"${parsed.protocol}//" needs the ${name} package: npm install ${name}`, { cause });
+  }
+  if (typeof module.transportFromUrl !== 'function') {
+    throw new ConfigurationError(`${name} does not export transportFromUrl; is it a BabelQueue binding?`);
+  }
+  registerTransport(parsed.protocol, module.transportFromUrl);
+  return module.transportFromUrl(parsed);
+}
+
+/** The URL with its password (and a user-info token) replaced by `***`, for error messages and logs. */
+export function maskUrl(url: string | URL): string {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : new URL(url.href);
+  } catch {
+    return '<unparseable URL>';
+  }
+  if (parsed.password !== '') parsed.password = '***';
+  else if (parsed.username !== '') parsed.username = '***';
+  return parsed.href;
+}
+
+function parse(url: string | URL): URL {
+  if (url instanceof URL) return url;
+  try {
+    return new URL(url);
+  } catch {
+    throw new ConfigurationError(`not a transport URL: "${url.replace(/\/\/[^@/]*@/, '//***@')}" (expected e.g. memory:// or redis://127.0.0.1:6379)`);
+  }
+}
+
+function normalise(scheme: string): string {
+  return scheme.endsWith(':') ? scheme : `${scheme}:`;
+}
