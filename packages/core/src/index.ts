@@ -1,1 +1,92 @@
 export const VERSION = '0.1.0';
+
+// --- runtime, settlement policy and transports (the App) ---
+export { createApp } from './runtime/app.js';
+export type { App, AppOptions, ConsumeOnceOptions, DeadLetterOptions, PublishOptions, RunOptions } from './runtime/app.js';
+export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';
+export type { Handler, Message } from './runtime/message.js';
+export { consoleLogger, silentLogger } from './runtime/logger.js';
+export type { Logger } from './runtime/logger.js';
+export { BabelQueueError, CapabilityError, ConfigurationError } from './runtime/errors.js';
+export { decide, backoffDelayMs } from './settlement/policy.js';
+export type { PolicyInput } from './settlement/policy.js';
+export type { PolicyConfig, RetryBackoff } from './settlement/policy-config.js';
+export type { Outcome } from './settlement/outcome.js';
+export type { Verdict } from './settlement/verdict.js';
+export type { Decision, DeadLetterReason } from './settlement/decision.js';
+export type { BindingRules } from './settlement/binding-rules.js';
+export { DeadLetterWriteError } from './transport/transport.js';
+export type {
+  ConsumeOptions,
+  Delivery,
+  EnvelopeProjection,
+  HeaderValue,
+  OutgoingMessage,
+  Transport,
+  TransportCapabilities,
+} from './transport/transport.js';
+export { pullLoop } from './transport/pull-loop.js';
+export type { Fetch } from './transport/pull-loop.js';
+export { InMemoryTransport } from './transport/memory/in-memory-transport.js';
+export type { InMemoryTransportOptions } from './transport/memory/in-memory-transport.js';
+export { MemoryBroker } from './transport/memory/memory-broker.js';
+export type { StoredMessage } from './transport/memory/memory-broker.js';
+export { maskUrl, registerTransport, transportFromUrl } from './transport/registry.js';
+export type { TransportFactory } from './transport/registry.js';
+
+// --- envelope codec, validation, dead-letter records, lossless re-emit, retry, projections ---
+export { EnvelopeCodec } from './envelope/codec.js';
+export { makeEnvelope, DEFAULT_QUEUE } from './envelope/make.js';
+export type { MakeOptions } from './envelope/make.js';
+export { encodeEnvelope, encodeDeadLetter } from './envelope/encode.js';
+export { decodeEnvelope, FORBIDDEN_TOP_LEVEL_KEYS, FORBIDDEN_META_KEYS } from './envelope/decode.js';
+export { resolveUrn, acceptsEnvelope } from './envelope/identity.js';
+export { setWarningHandler } from './envelope/warnings.js';
+export { EnvelopeValidator } from './envelope/validator.js';
+export type { EnvelopeRejectionReason, EnvelopeValidatorApi } from './envelope/validator.js';
+export { InvalidEnvelopeError, InvalidMessageError, NotAJsonObjectError } from './envelope/errors.js';
+export { isValidUtf8, decodeUtf8Strict } from './envelope/utf8.js';
+export type {
+  DeadLetterBlock,
+  DecodedEnvelope,
+  Envelope,
+  EnvelopeMeta,
+  JsonObject,
+  JsonValue,
+  WarningHandler,
+} from './envelope/types.js';
+export { annotate } from './dead-letter/annotate.js';
+export type { AnnotateOptions } from './dead-letter/annotate.js';
+export { deadLetterBlock, describeError, DEAD_LETTER_REASONS } from './dead-letter/block.js';
+export type { DeadLetterBlockInput } from './dead-letter/block.js';
+export { poisonRecord } from './dead-letter/poison.js';
+export type { PoisonRecordOptions } from './dead-letter/poison.js';
+export { dlqName, sqsDlqName, DLQ_SUFFIX, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';
+export type { DlqNameOptions } from './dead-letter/naming.js';
+export { reemit, withAttempts, withDeadLetter, withoutDeadLetter } from './reemit/edit.js';
+export type { ReemitEdits } from './reemit/edit.js';
+export { DEFAULT_RETRY_BACKOFF, resolveRetryBackoff, retryDelayMs } from './retry/backoff.js';
+export {
+  bodyAttempts,
+  reconcileArtemisAttempts,
+  reconcileAsbAttempts,
+  reconcileJmsAttempts,
+  reconcileKafkaAttempts,
+  reconcilePulsarAttempts,
+  reconcileSqsAttempts,
+} from './retry/reconcile.js';
+export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
+export { envelopeProjection } from './projection/source.js';
+export type { ProjectionSource, Riders } from './projection/source.js';
+export { projectRabbitMq } from './projection/rabbitmq.js';
+export type { RabbitMqProjection } from './projection/rabbitmq.js';
+export { projectSqs, SQS_MAX_ATTRIBUTES } from './projection/sqs.js';
+export type { SqsAttribute } from './projection/sqs.js';
+export { projectAsb } from './projection/asb.js';
+export type { AsbProjection } from './projection/asb.js';
+export { projectPulsar } from './projection/pulsar.js';
+export { projectKafka } from './projection/kafka.js';
+export type { KafkaProjection } from './projection/kafka.js';
+export { projectArtemis } from './projection/artemis.js';
+export type { ArtemisProjection } from './projection/artemis.js';
+export { nativeSchemaVersion } from './projection/version-gate.js';

@@ -1,5 +1,5 @@
 import { EnvelopeCodec } from '../envelope/codec.js';
-import { dlqName } from '../dead-letter/dlq-name.js';
+import { dlqName } from '../dead-letter/naming.js';
 import type { JsonObject } from '../envelope/types.js';
 import type { PolicyConfig, RetryBackoff } from '../settlement/policy-config.js';
 import { isUnknownUrnStrategy, type UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';

@@ -1,4 +1,4 @@
-import { deadLetterBlock } from '../dead-letter/block.js';
+import { deadLetterBlock, describeError } from '../dead-letter/block.js';
 import { poisonRecord } from '../dead-letter/poison.js';
 import { withDeadLetter } from '../reemit/edit.js';
 import type { DeadLetterReason, Decision } from '../settlement/decision.js';
@@ -116,24 +116,22 @@ function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision 
   if (verdict.kind !== 'dead-letter') return verdict;
   const { queue, reason } = verdict;
   if (reason === 'version_gate') return { kind: 'dead-letter', queue, reason, record: delivery.body };
-  const block = deadLetterBlock({
-    reason,
-    error: errorText(step, reason),
-    exception: step.error instanceof Error ? step.error.name : null,
+  const context = {
     originalQueue: delivery.queue,
     attempts: step.counted,
-  });
+    error: errorText(step, reason),
+    exception: describeError(step.error).exception,
+  };
   const record = reason === 'poison'
-    ? poisonRecord(delivery.body, block)
-    : withDeadLetter(delivery.body, block);
+    ? poisonRecord(delivery.body, context)
+    : withDeadLetter(delivery.body, deadLetterBlock({ reason, ...context }));
   return { kind: 'dead-letter', queue, reason, record };
 }
 
 function errorText(step: Step, reason: DeadLetterReason): string | null {
   if (step.outcome.kind === 'poison') return step.outcome.why;
   if (reason === 'unknown_urn' && step.outcome.kind === 'unknown-urn') return `no handler for ${step.outcome.urn}`;
-  if (step.error instanceof Error) return step.error.message;
-  return step.error === undefined ? null : String(step.error);
+  return describeError(step.error).error;
 }
 
 /** A handler failure, or an unknown URN under fail/release, that will not be retried again. */
