@@ -1,0 +1,42 @@
+import { hasInt, hasText, toProjection, usableRiders, type ProjectionSource, type Riders } from './source.js';
+
+/** Kafka record metadata projected from an envelope; the value is set by the caller. */
+export interface KafkaProjection {
+  /** UTF-8 string headers. */
+  headers: Record<string, string>;
+  /** Record timestamp = `meta.created_at` (ms, as KafkaJS wants it: a string). */
+  timestamp?: string;
+}
+
+/**
+ * The Kafka projection (FACTS §4): headers `bq-job`, `bq-trace-id`,
+ * `bq-message-id`, `bq-schema-version`, `bq-source-lang`, `bq-attempts`
+ * (authoritative on consume), all strings; the record timestamp mirrors
+ * `meta.created_at`. Riders join the headers; a contract key (including
+ * `bq-delay` and `bq-original-topic`) wins.
+ */
+export function projectKafka(source: ProjectionSource, riders?: Riders): KafkaProjection {
+  const p = toProjection(source);
+  const headers: Record<string, string> = {};
+  if (hasText(p.urn)) headers['bq-job'] = p.urn;
+  if (hasText(p.traceId)) headers['bq-trace-id'] = p.traceId;
+  if (hasText(p.messageId)) headers['bq-message-id'] = p.messageId;
+  if (hasInt(p.schemaVersion)) headers['bq-schema-version'] = String(p.schemaVersion);
+  if (hasText(p.lang)) headers['bq-source-lang'] = p.lang;
+  if (hasInt(p.attempts)) headers['bq-attempts'] = String(p.attempts);
+  for (const [key, value] of usableRiders(riders, CONTRACT_HEADERS)) headers[key] = value;
+  const out: KafkaProjection = { headers };
+  if (hasInt(p.createdAt)) out.timestamp = String(p.createdAt);
+  return out;
+}
+
+const CONTRACT_HEADERS = {
+  'bq-job': 1,
+  'bq-trace-id': 1,
+  'bq-message-id': 1,
+  'bq-schema-version': 1,
+  'bq-source-lang': 1,
+  'bq-attempts': 1,
+  'bq-delay': 1,
+  'bq-original-topic': 1,
+};
