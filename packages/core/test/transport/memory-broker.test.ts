@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { InMemoryTransport, MemoryBroker, type Delivery } from '@babelqueue/core';
+
+const msg = (text: string) => ({ body: Buffer.from(text), headers: {}, key: null, redeliveries: 0 });
+
+describe('MemoryBroker: a faithful little broker', () => {
+  test('FIFO, delayed messages become ready when due', () => {
+    let now = 1_000;
+    const broker = new MemoryBroker(() => now);
+    broker.push('q', msg('a'));
+    broker.push('q', msg('late'), 500);
+    broker.push('q', msg('b'));
+    assert.deepEqual(broker.take('q', 10, 30_000).map((t) => t.message.body.toString()), ['a', 'b']);
+    assert.deepEqual(broker.stats('q'), { ready: 0, delayed: 1, inFlight: 2 });
+    now += 500;
+    assert.deepEqual(broker.take('q', 10, 30_000).map((t) => t.message.body.toString()), ['late']);
+  });
+
+  test('an expired lease returns the message with its redelivery count raised; the old ack is refused', () => {
+    let now = 0;
+    const broker = new MemoryBroker(() => now);
+    broker.push('q', msg('a'));
+    const [first] = broker.take('q', 1, 100);
+    now += 100;
+    const [second] = broker.take('q', 1, 100);
+    assert.ok(first && second);
+    assert.equal(second.message.redeliveries, 1);
+    assert.equal(broker.ack('q', first.leaseId), false, 'expired lease');
+    assert.equal(broker.ack('q', second.leaseId), true);
+    assert.deepEqual(broker.stats('q'), { ready: 0, delayed: 0, inFlight: 0 });
+  });
+
+  test('release puts a message back (counted), purge empties ready and delayed', () => {
+    const broker = new MemoryBroker();
+    broker.push('q', msg('a'));
+    broker.push('q', msg('b'), 10_000);
+    const [lease] = broker.take('q', 1, 100);
+    assert.equal(broker.release('q', lease!.leaseId), true);
+    assert.equal(broker.release('q', lease!.leaseId), false);
+    assert.equal(broker.ready('q')[0]!.redeliveries, 1);
+    assert.equal(broker.purge('q'), 2);
+    assert.deepEqual(broker.queueNames(), ['q']);
+  });
+
+  test('waitFor wakes on push and on abort', async () => {
+    const broker = new MemoryBroker();
+    const started = Date.now();
+    setTimeout(() => broker.push('q', msg('a')), 20);
+    await broker.waitFor('q', 5_000, new AbortController().signal);
+    assert.ok(Date.now() - started < 1_000);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    await broker.waitFor('other', 5_000, controller.signal);
+    assert.ok(Date.now() - started < 2_000);
+  });
+});
+
+describe('InMemoryTransport deliveries', () => {
+  test('reconcile attempts as max(body, redeliveries); browse and purge', async () => {
+    const transport = new InMemoryTransport({ visibilityTimeoutMs: 20, redeliveryDelayMs: 0 });
+    await transport.publishRaw('q', Buffer.from('x'));
+    const seen: Delivery[] = [];
+    const grab = () => transport.consume('q', async (d) => void seen.push(d), {
+      concurrency: 1, signal: new AbortController().signal, maxMessages: 1, idleMs: 200,
+    });
+    await grab(); // never settled: the lease expires
+    await grab();
+    assert.equal(seen.length, 2);
+    assert.equal(seen[0]!.reconcileAttempts(0), 0);
+    assert.equal(seen[1]!.reconcileAttempts(0), 1);
+    assert.equal(seen[1]!.reconcileAttempts(5), 5);
+    await seen[1]!.settle({ kind: 'native-dead-letter', why: 'test' });
+    assert.deepEqual(await transport.browse('q', 5), [Buffer.from('x')]);
+    assert.equal(await transport.purge('q'), 1);
+    await transport.close();
+  });
+});
