@@ -1,0 +1,169 @@
+import { connect, type ChannelModel } from 'amqplib';
+import { RabbitMqUnavailableError, TransportClosedError } from './errors.js';
+import { maskUrl, type Logger } from '@babelqueue/core';
+import type { ResolvedOptions } from './options.js';
+import { redactCredentials } from './url.js';
+
+type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
+
+interface Waiter {
+  resolve(model: ChannelModel): void;
+  reject(error: Error): void;
+}
+
+/**
+ * One AMQP connection that comes back by itself. After a loss it reconnects
+ * with exponential backoff, forever; only a refused login before the first
+ * successful connection is final (a wrong password does not fix itself).
+ * Channels are the callers' business: they ask for the current connection and
+ * open channels on it, and a channel of a lost connection is simply dead.
+ */
+export class ConnectionManager {
+  private state: State = 'idle';
+  private model: ChannelModel | undefined;
+  private attempt: Promise<ChannelModel> | undefined;
+  private lastError: Error | undefined;
+  private failures = 0;
+  private everConnected = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly waiters: Waiter[] = [];
+  private readonly masked: string;
+
+  constructor(private readonly options: ResolvedOptions, private readonly logger: Logger) {
+    this.masked = maskUrl(options.url);
+  }
+
+  /** The URL with its credentials masked, for messages. */
+  get target(): string {
+    return this.masked;
+  }
+
+  /** True once the transport closed or the first login was refused: nothing will reconnect. */
+  terminal(): boolean {
+    return this.state === 'closed' || this.state === 'failed';
+  }
+
+  /** The open connection, if there is one right now. */
+  current(): ChannelModel | undefined {
+    return this.model;
+  }
+
+  /**
+   * The open connection. With `wait`, waits through reconnects until one is open
+   * (or the transport closes); without, gives the connection attempt in flight
+   * its chance and otherwise fails at once with {@link RabbitMqUnavailableError}.
+   */
+  async open(wait: boolean): Promise<ChannelModel> {
+    if (this.state === 'closed') throw new TransportClosedError();
+    if (this.state === 'failed') throw this.lastError ?? new RabbitMqUnavailableError(`cannot connect to ${this.masked}`);
+    if (this.model) return this.model;
+    if (this.state === 'idle') this.startAttempt();
+    if (wait) return new Promise<ChannelModel>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    if (this.state === 'connecting' && this.attempt) {
+      try {
+        return await this.attempt;
+      } catch (error) {
+        throw this.unavailable(error);
+      }
+    }
+    throw this.unavailable(this.lastError);
+  }
+
+  /** Closes the connection and stops reconnecting. Idempotent. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.rejectWaiters(new TransportClosedError());
+    const model = this.model ?? (await this.attempt?.catch(() => undefined));
+    this.model = undefined;
+    if (model) await model.close().catch(() => undefined);
+  }
+
+  private startAttempt(): void {
+    this.state = 'connecting';
+    const attempt = this.connectOnce();
+    this.attempt = attempt;
+    attempt.catch(() => undefined);
+  }
+
+  private async connectOnce(): Promise<ChannelModel> {
+    let model: ChannelModel;
+    try {
+      model = await connect(this.options.url, {
+        noDelay: true,
+        ...this.options.tls,
+        clientProperties: { connection_name: this.options.connectionName },
+      });
+    } catch (cause) {
+      const error = this.unavailable(cause);
+      this.lastError = error;
+      this.failures += 1;
+      if (this.state === 'closed') throw error;
+      if (!this.everConnected && isLoginRefused(cause)) {
+        this.state = 'failed';
+        this.rejectWaiters(error);
+        throw error;
+      }
+      this.logger.warn({ broker: this.masked, attempt: this.failures, error: error.message }, 'cannot connect to RabbitMQ; retrying');
+      this.scheduleReconnect();
+      throw error;
+    }
+    if (this.state === 'closed') {
+      await model.close().catch(() => undefined);
+      throw new TransportClosedError();
+    }
+    this.bind(model);
+    return model;
+  }
+
+  private bind(model: ChannelModel): void {
+    model.on('error', (error: Error) => {
+      this.logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.options.url) }, 'RabbitMQ connection error');
+    });
+    model.on('blocked', (reason: string) => this.logger.warn({ broker: this.masked, reason }, 'RabbitMQ blocked the connection'));
+    model.on('close', () => {
+      if (this.model !== model) return;
+      this.model = undefined;
+      if (this.state === 'closed') return;
+      this.logger.warn({ broker: this.masked }, 'RabbitMQ connection lost; reconnecting');
+      this.failures = 0;
+      this.scheduleReconnect();
+    });
+    this.model = model;
+    this.state = 'open';
+    this.failures = 0;
+    this.everConnected = true;
+    this.lastError = undefined;
+    const waiters = this.waiters.splice(0);
+    for (const waiter of waiters) waiter.resolve(model);
+  }
+
+  private scheduleReconnect(): void {
+    this.state = 'backoff';
+    const { initialDelayMs, maxDelayMs, multiplier } = this.options.reconnect;
+    const delay = Math.min(maxDelayMs, initialDelayMs * multiplier ** Math.max(0, this.failures - 1));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.state === 'backoff') this.startAttempt();
+    }, delay);
+  }
+
+  private rejectWaiters(error: Error): void {
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  }
+
+  private unavailable(cause: unknown): Error {
+    if (cause instanceof RabbitMqUnavailableError || cause instanceof TransportClosedError) return cause;
+    const text = cause instanceof Error ? cause.message : String(cause ?? 'not connected');
+    return new RabbitMqUnavailableError(
+      `RabbitMQ at ${this.masked} is unavailable: ${redactCredentials(text, this.options.url)}`,
+    );
+  }
+}
+
+function isLoginRefused(error: unknown): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  return /ACCESS[-_]REFUSED|\b403\b|NOT[-_]ALLOWED|\b530\b/.test(text);
+}

@@ -1,0 +1,267 @@
+import type { Channel, Message } from 'amqplib';
+import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import type { ConnectionManager } from './connection.js';
+import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
+import { Holds } from './holds.js';
+import type { ResolvedOptions } from './options.js';
+import type { Publisher } from './publisher.js';
+import type { QueueDeclarer } from './queues.js';
+
+/** What a consume loop needs from its transport. */
+export interface ConsumerDeps {
+  readonly connection: ConnectionManager;
+  readonly queues: QueueDeclarer;
+  readonly publisher: Publisher;
+  readonly logger: Logger;
+  readonly options: ResolvedOptions;
+}
+
+interface MutableLane extends Lane {
+  closed: boolean;
+}
+
+/**
+ * One consume loop on one queue, manual acknowledgement (at-least-once), in
+ * either mode: `consume` (basic.consume with a prefetch window) or `get`
+ * (basic.get polling, one poller per concurrency slot). When its channel or
+ * connection is lost it opens a new channel once the connection is back and
+ * carries on; the deliveries it held are redelivered by RabbitMQ.
+ */
+export class Consumer {
+  private readonly concurrency: number;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly holds: Holds;
+  private readonly context: DeliveryContext;
+  private taken = 0;
+  private lastActivity = Date.now();
+  private stopping = false;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly stopped: Promise<'stop'>;
+  private requestStop!: () => void;
+  private slotFreed: (() => void) | undefined;
+
+  constructor(
+    private readonly deps: ConsumerDeps,
+    private readonly queue: string,
+    private readonly onDelivery: (delivery: Delivery) => Promise<void>,
+    private readonly limits: ConsumeOptions,
+  ) {
+    this.concurrency = Math.max(1, Math.floor(limits.concurrency));
+    this.holds = new Holds(deps.options.requeueDelayMs);
+    this.context = { publisher: deps.publisher, logger: deps.logger, holds: this.holds };
+    this.stopped = new Promise((resolve) => {
+      this.requestStop = () => {
+        if (this.stopping) return;
+        this.stopping = true;
+        resolve('stop');
+      };
+    });
+  }
+
+  /** Consumes until stopped; resolves after every in-flight delivery settled. */
+  async run(stop: AbortSignal): Promise<void> {
+    const signals = [this.limits.signal, stop];
+    const onAbort = () => this.requestStop();
+    for (const signal of signals) {
+      if (signal.aborted) this.requestStop();
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    this.armIdle();
+    try {
+      if (this.deps.options.mode === 'get') await this.getMode();
+      else await this.consumeMode();
+    } finally {
+      this.requestStop();
+      if (this.idleTimer) clearTimeout(this.idleTimer);
+      for (const signal of signals) signal.removeEventListener('abort', onAbort);
+      await Promise.allSettled(this.inFlight);
+      this.holds.flush();
+    }
+  }
+
+  private async consumeMode(): Promise<void> {
+    const prefetch = this.deps.options.prefetch ?? this.concurrency;
+    while (!this.stopping) {
+      const lane = await this.openLane(prefetch);
+      if (lane === undefined) return;
+      const backlog: Message[] = [];
+      let cancelled!: () => void;
+      const ended = new Promise<'lost' | 'cancelled'>((resolve) => {
+        lane.channel.once('close', () => resolve('lost'));
+        cancelled = () => resolve('cancelled');
+      });
+      const pump = () => {
+        while (backlog.length > 0 && this.inFlight.size < this.concurrency && this.reserve()) {
+          this.hand(new RabbitMqDelivery(this.queue, lane, backlog.shift()!, this.context));
+        }
+      };
+      this.slotFreed = pump;
+      let consumerTag: string;
+      try {
+        ({ consumerTag } = await lane.channel.consume(
+          this.queue,
+          (message) => {
+            if (message === null) cancelled();
+            else {
+              backlog.push(message);
+              pump();
+            }
+          },
+          { noAck: false },
+        ));
+      } catch (error) {
+        this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'could not start consuming; retrying');
+        await this.pause(this.deps.options.reconnect.initialDelayMs);
+        continue;
+      }
+      const why = await Promise.race([this.stopped, ended]);
+      this.slotFreed = undefined;
+      if (why === 'stop') {
+        // Messages still in the backlog stay unacknowledged and go back to the
+        // queue when the channel closes.
+        await lane.channel.cancel(consumerTag).catch(() => undefined);
+        await this.finish(lane);
+        return;
+      }
+      backlog.length = 0;
+      this.deps.logger.warn(
+        { queue: this.queue },
+        why === 'cancelled'
+          ? 'RabbitMQ cancelled the consumer (queue deleted?); subscribing again'
+          : 'consumer channel lost; resuming on a new channel, unacknowledged deliveries are redelivered',
+      );
+      if (why === 'cancelled') {
+        this.deps.queues.forget(this.deps.connection.current(), this.queue);
+        await lane.channel.close().catch(() => undefined);
+      }
+      await this.pause(this.deps.options.reconnect.initialDelayMs);
+    }
+  }
+
+  private async getMode(): Promise<void> {
+    while (!this.stopping) {
+      const lane = await this.openLane(undefined);
+      if (lane === undefined) return;
+      await Promise.all(Array.from({ length: this.concurrency }, () => this.poller(lane)));
+      if (this.stopping) {
+        await this.finish(lane);
+        return;
+      }
+      this.deps.logger.warn({ queue: this.queue }, 'consumer channel lost; resuming on a new channel, unacknowledged deliveries are redelivered');
+      await this.pause(this.deps.options.reconnect.initialDelayMs);
+    }
+  }
+
+  /** One basic.get poller: get, handle, settle, repeat; sleeps with a doubling pause while the queue is empty. */
+  private async poller(lane: MutableLane): Promise<void> {
+    const { minMs, maxMs } = this.deps.options.poll;
+    let pause = minMs;
+    while (!this.stopping && !lane.closed && this.reserve()) {
+      let message: Message | false;
+      try {
+        message = await lane.channel.get(this.queue, { noAck: false });
+      } catch (error) {
+        this.taken -= 1;
+        if (!lane.closed) this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'basic.get failed');
+        return;
+      }
+      if (message === false) {
+        this.taken -= 1;
+        await this.pause(pause);
+        pause = Math.min(maxMs, pause * 2);
+        continue;
+      }
+      pause = minMs;
+      await this.hand(new RabbitMqDelivery(this.queue, lane, message, this.context));
+    }
+  }
+
+  /** Opens a channel on the current connection (waiting through outages); undefined once stopping. */
+  private async openLane(prefetch: number | undefined): Promise<MutableLane | undefined> {
+    for (let failures = 0; !this.stopping; failures += 1) {
+      try {
+        const model = await Promise.race([this.deps.connection.open(true), this.stopped]);
+        if (model === 'stop') return undefined;
+        await this.deps.queues.ensure(model, { kind: 'work', name: this.queue }, true);
+        const channel: Channel = await model.createChannel();
+        const lane: MutableLane = { channel, closed: false };
+        channel.on('error', (error: Error) =>
+          this.deps.logger.warn({ queue: this.queue, error: error.message }, 'consumer channel closed by the broker'),
+        );
+        channel.once('close', () => {
+          lane.closed = true;
+        });
+        if (prefetch !== undefined) await channel.prefetch(prefetch);
+        return lane;
+      } catch (error) {
+        if (this.deps.connection.terminal()) {
+          if (this.stopping) return undefined;
+          throw error;
+        }
+        const { initialDelayMs, maxDelayMs, multiplier } = this.deps.options.reconnect;
+        this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'cannot open the consumer channel; retrying');
+        await this.pause(Math.min(maxDelayMs, initialDelayMs * multiplier ** failures));
+      }
+    }
+    return undefined;
+  }
+
+  /** Takes one slot of `maxMessages`; false once the limit is reached (and stops the loop). */
+  private reserve(): boolean {
+    const max = this.limits.maxMessages;
+    if (this.stopping) return false;
+    if (max !== undefined && this.taken >= max) {
+      if (this.inFlight.size === 0) this.requestStop();
+      return false;
+    }
+    this.taken += 1;
+    return true;
+  }
+
+  private hand(delivery: RabbitMqDelivery): Promise<void> {
+    this.lastActivity = Date.now();
+    const job: Promise<void> = this.onDelivery(delivery)
+      .catch((error: unknown) => {
+        this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
+      })
+      .finally(() => {
+        if (delivery.abandon()) {
+          this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; requeueing it');
+        }
+        this.inFlight.delete(job);
+        this.lastActivity = Date.now();
+        const max = this.limits.maxMessages;
+        if (max !== undefined && this.taken >= max && this.inFlight.size === 0) this.requestStop();
+        this.slotFreed?.();
+      });
+    this.inFlight.add(job);
+    return job;
+  }
+
+  /** Stop after `idleMs` without a delivery and with nothing in flight. */
+  private armIdle(): void {
+    const idleMs = this.limits.idleMs;
+    if (idleMs === undefined || this.stopping) return;
+    const left = this.lastActivity + idleMs - Date.now();
+    this.idleTimer = setTimeout(() => {
+      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= idleMs) this.requestStop();
+      else this.armIdle();
+    }, Math.max(10, left));
+  }
+
+  private async finish(lane: MutableLane): Promise<void> {
+    await Promise.allSettled(this.inFlight);
+    this.holds.flush();
+    await lane.channel.close().catch(() => undefined);
+  }
+
+  private async pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped]);
+    clearTimeout(timer);
+  }
+}
+
+function text(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,156 @@
+import type { Channel, Message } from 'amqplib';
+import { DeadLetterWriteError, nativeSchemaVersion, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
+import { amqpInteger, ATTEMPTS_HEADER, copyProperties, plainHeaders, SCHEMA_VERSION_HEADER } from './properties.js';
+import type { Publisher } from './publisher.js';
+import { delayQueue } from './queues.js';
+import type { Holds } from './holds.js';
+
+/** The channel deliveries arrived on, and whether it is still open. */
+export interface Lane {
+  readonly channel: Channel;
+  readonly closed: boolean;
+}
+
+/** What a delivery needs from its consume loop. */
+export interface DeliveryContext {
+  readonly publisher: Publisher;
+  readonly logger: Logger;
+  /** Unsettled deliveries waiting for their delayed requeue. */
+  readonly holds: Holds;
+}
+
+/**
+ * One message taken from a RabbitMQ queue with manual acknowledgement. It is
+ * acknowledged on the channel it arrived on, exactly once; if that channel is
+ * gone, RabbitMQ has already put the message back and redelivers it, so the
+ * settlement is skipped and logged rather than crashing the worker.
+ */
+export class RabbitMqDelivery implements Delivery {
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  readonly nativeSchemaVersion?: string;
+  private settled = false;
+
+  constructor(
+    readonly queue: string,
+    private readonly lane: Lane,
+    private readonly message: Message,
+    private readonly context: DeliveryContext,
+  ) {
+    this.body = message.content;
+    this.headers = plainHeaders(message.properties.headers);
+    // FACTS §4: the seeds define no RabbitMQ gate; read x-schema-version with the
+    // SQS/Kafka rule (absent, null or blank → decode; anything but "1" → gated).
+    const version = nativeSchemaVersion(message.properties.headers?.[SCHEMA_VERSION_HEADER]);
+    if (version !== undefined) this.nativeSchemaVersion = version;
+  }
+
+  /**
+   * The runtimes keep `attempts` in the body and re-publish with attempts + 1
+   * (conformance note); `x-attempts` only mirrors it, and RabbitMQ classic
+   * queues keep no delivery count. So the body's count is the count.
+   */
+  reconcileAttempts(bodyAttempts: number): number {
+    return bodyAttempts;
+  }
+
+  async settle(decision: Decision): Promise<void> {
+    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.lane.closed) {
+      this.settled = true;
+      this.context.logger.warn(
+        { queue: this.queue, decision: decision.kind },
+        'the delivery channel closed before settlement; RabbitMQ redelivers the message',
+      );
+      return;
+    }
+    switch (decision.kind) {
+      case 'ack':
+      case 'drop':
+        this.acknowledge();
+        return;
+      case 'retry':
+        return this.retry(decision.attempts, decision.delayMs);
+      case 'dead-letter':
+        return this.deadLetter(decision.queue, decision.record, decision.reason === 'version_gate');
+      case 'unsettled':
+        this.requeueLater();
+        return;
+      case 'native-dead-letter':
+        // Only here does the binding reject without requeue: the queue's own
+        // x-dead-letter-exchange (if the user configured one) takes the message.
+        this.reject();
+        return;
+    }
+  }
+
+  /**
+   * Called by the consume loop once the runtime is done with the delivery: a
+   * delivery the runtime never settled (it threw) is requeued instead of
+   * holding a prefetch slot until the channel closes.
+   */
+  abandon(): boolean {
+    if (this.settled) return false;
+    this.requeueLater();
+    return true;
+  }
+
+  /** Re-publish with the new attempts, confirmed, then ack the original; a failed re-publish requeues it. */
+  private async retry(attempts: number, delayMs: number): Promise<void> {
+    const body = withAttempts(this.message.content, attempts);
+    const properties = copyProperties(this.message.properties, { [ATTEMPTS_HEADER]: amqpInteger(attempts) });
+    const spec = delayMs > 0 ? delayQueue(this.queue, delayMs) : { kind: 'work' as const, name: this.queue };
+    try {
+      await this.context.publisher.send({ spec, body, properties, confirm: true, wait: false });
+    } catch (error) {
+      this.requeueLater();
+      throw error;
+    }
+    this.acknowledge();
+  }
+
+  /**
+   * Write the record to the DLQ, confirmed, then ack. A failed write leaves the
+   * delivery untouched and throws; the runtime then settles it `unsettled`.
+   */
+  private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
+    // A version-gated record is the raw body; like Pulsar's it keeps the routing
+    // properties but not the attempts and schema-version projection.
+    const drop = versionGated ? { [ATTEMPTS_HEADER]: undefined, [SCHEMA_VERSION_HEADER]: undefined } : {};
+    const properties = { ...copyProperties(this.message.properties, drop), contentType: 'application/json' };
+    try {
+      await this.context.publisher.send({ spec: { kind: 'work', name: queue }, body: record, properties, confirm: true, wait: false });
+    } catch (cause) {
+      throw new DeadLetterWriteError(queue, { cause });
+    }
+    this.acknowledge();
+  }
+
+  private acknowledge(): void {
+    this.finish('ack', () => this.lane.channel.ack(this.message));
+  }
+
+  private reject(): void {
+    this.finish('reject', () => this.lane.channel.nack(this.message, false, false));
+  }
+
+  /** Requeue after a pause, so a fault on the broker side does not become a hot redelivery loop. */
+  private requeueLater(): void {
+    this.settled = true;
+    this.context.holds.add(() => this.finish('requeue', () => this.lane.channel.nack(this.message, false, true), true));
+  }
+
+  private finish(what: string, act: () => void, already = false): void {
+    if (this.settled && !already) throw new Error(`delivery of "${this.queue}" was already settled`);
+    this.settled = true;
+    if (this.lane.closed) return;
+    try {
+      act();
+    } catch (error) {
+      this.context.logger.warn(
+        { queue: this.queue, settle: what, error: error instanceof Error ? error.message : String(error) },
+        'settlement lost with its channel; RabbitMQ redelivers the message',
+      );
+    }
+  }
+}

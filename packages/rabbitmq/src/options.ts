@@ -1,0 +1,124 @@
+import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import { ConfigurationError, type Logger } from '@babelqueue/core';
+
+/** Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`. */
+export interface ReconnectOptions {
+  /** Default 100 ms. */
+  readonly initialDelayMs?: number;
+  /** Default 5000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 2. */
+  readonly multiplier?: number;
+}
+
+/** Idle backoff of the `basic.get` mode: after an empty get, wait `minMs`, doubling up to `maxMs`. */
+export interface PollOptions {
+  /** Default 50 ms. */
+  readonly minMs?: number;
+  /** Default 1000 ms. */
+  readonly maxMs?: number;
+}
+
+/** Options of {@link RabbitMqTransport}. */
+export interface RabbitMqTransportOptions {
+  /**
+   * `amqp://user:password@host:5672/vhost` or `amqps://…` (TLS). Credentials come
+   * from the URL and are never logged; amqplib query parameters (`heartbeat`,
+   * `frameMax`, `channelMax`, `locale`) pass through.
+   */
+  readonly url: string;
+  /**
+   * `consume` (default): `basic.consume` with prefetch = concurrency, for throughput.
+   * `get`: the specification's documented `basic.get` polling. Settlement is identical.
+   */
+  readonly mode?: 'consume' | 'get';
+  /**
+   * Publisher confirms (default true): `publish` resolves only once the broker
+   * confirmed the message. Retry re-publishes and dead-letter writes are always
+   * confirmed, whatever this says.
+   */
+  readonly confirm?: boolean;
+  /** Prefetch of the consume mode; defaults to the consume loop's concurrency. */
+  readonly prefetch?: number;
+  /** Reconnect backoff after a lost connection. */
+  readonly reconnect?: ReconnectOptions;
+  /**
+   * What `publish` does while the connection is down: `fail` (default) rejects at
+   * once with {@link RabbitMqUnavailableError}; `wait` waits for the reconnect and
+   * re-sends a publish whose confirm was lost with the connection (the message
+   * may then arrive twice: at-least-once).
+   */
+  readonly publishWhileDisconnected?: 'fail' | 'wait';
+  /** Idle backoff of the `get` mode. */
+  readonly poll?: PollOptions;
+  /**
+   * How long an unsettled delivery (a failed dead-letter write, an `unsettled`
+   * decision, a failed retry re-publish) is held before it is requeued, so a
+   * broker-side fault does not turn into a hot redelivery loop. Default 1000 ms.
+   */
+  readonly requeueDelayMs?: number;
+  /** TLS options for `amqps://` (ca, cert, key, servername, rejectUnauthorized, …). */
+  readonly tls?: TlsOptions;
+  /** Shown as the connection's name in the RabbitMQ management UI. */
+  readonly connectionName?: string;
+  /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
+  readonly logger?: Logger;
+}
+
+/** The options with every default filled in. */
+export interface ResolvedOptions {
+  readonly url: string;
+  readonly mode: 'consume' | 'get';
+  readonly confirm: boolean;
+  readonly prefetch: number | undefined;
+  readonly reconnect: Required<ReconnectOptions>;
+  readonly publishWhileDisconnected: 'fail' | 'wait';
+  readonly poll: Required<PollOptions>;
+  readonly requeueDelayMs: number;
+  readonly tls: TlsOptions | undefined;
+  readonly connectionName: string;
+  readonly logger: Logger;
+}
+
+export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger): ResolvedOptions {
+  const mode = options.mode ?? 'consume';
+  if (mode !== 'consume' && mode !== 'get') throw new ConfigurationError(`mode must be "consume" or "get", got ${String(mode)}`);
+  const publishWhileDisconnected = options.publishWhileDisconnected ?? 'fail';
+  if (publishWhileDisconnected !== 'fail' && publishWhileDisconnected !== 'wait') {
+    throw new ConfigurationError(`publishWhileDisconnected must be "fail" or "wait", got ${String(publishWhileDisconnected)}`);
+  }
+  const resolved: ResolvedOptions = {
+    url: options.url,
+    mode,
+    confirm: options.confirm ?? true,
+    prefetch: options.prefetch,
+    reconnect: {
+      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
+      multiplier: options.reconnect?.multiplier ?? 2,
+    },
+    publishWhileDisconnected,
+    poll: { minMs: options.poll?.minMs ?? 50, maxMs: options.poll?.maxMs ?? 1000 },
+    requeueDelayMs: options.requeueDelayMs ?? 1000,
+    tls: options.tls,
+    connectionName: options.connectionName ?? 'babelqueue',
+    logger,
+  };
+  for (const [name, value] of [
+    ['prefetch', resolved.prefetch ?? 1],
+    ['reconnect.initialDelayMs', resolved.reconnect.initialDelayMs],
+    ['reconnect.maxDelayMs', resolved.reconnect.maxDelayMs],
+    ['reconnect.multiplier', resolved.reconnect.multiplier],
+    ['poll.minMs', resolved.poll.minMs],
+    ['poll.maxMs', resolved.poll.maxMs],
+    ['requeueDelayMs', resolved.requeueDelayMs],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);
+    }
+  }
+  if (resolved.prefetch !== undefined && (!Number.isInteger(resolved.prefetch) || resolved.prefetch < 1)) {
+    throw new ConfigurationError(`prefetch must be an integer >= 1, got ${resolved.prefetch}`);
+  }
+  return resolved;
+}

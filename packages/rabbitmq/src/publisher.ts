@@ -1,0 +1,138 @@
+import { once } from 'node:events';
+import type { ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
+import { ChannelSlot } from './channel-slot.js';
+import type { ConnectionManager } from './connection.js';
+import { PublishNotConfirmedError, RabbitMqUnavailableError, TransportClosedError } from './errors.js';
+import type { Logger } from '@babelqueue/core';
+import { QueueDeclarer, type QueueSpec } from './queues.js';
+
+/** One message to put on a queue through the default exchange. */
+export interface PublishRequest {
+  /** The queue the message is routed to (routing key), declared as `spec` first. */
+  readonly spec: QueueSpec;
+  readonly body: Buffer;
+  readonly properties: Options.Publish;
+  /** Resolve only once the broker confirmed it. */
+  readonly confirm: boolean;
+  /** Wait through a connection outage (and re-send a publish whose confirm was lost) instead of failing. */
+  readonly wait: boolean;
+}
+
+interface Pending {
+  readonly routingKey: string;
+  readonly body: Buffer;
+  returned: boolean;
+}
+
+/**
+ * Publishes on one confirm channel. Every publish is `mandatory`, so a message
+ * whose queue vanished after it was declared comes back (`basic.return`, which
+ * RabbitMQ sends before the confirm) and the publish fails instead of the
+ * broker dropping it silently.
+ */
+export class Publisher {
+  private readonly slot: ChannelSlot<ConfirmChannel>;
+  private readonly pending = new WeakMap<ConfirmChannel, Pending[]>();
+  private readonly drained = new WeakMap<ConfirmChannel, Promise<unknown>>();
+  private readonly models = new WeakMap<ConfirmChannel, ChannelModel>();
+
+  constructor(
+    private readonly connection: ConnectionManager,
+    readonly queues: QueueDeclarer,
+    private readonly logger: Logger,
+  ) {
+    this.slot = new ChannelSlot(connection, (model) => this.openChannel(model), logger, 'publish');
+  }
+
+  /** Sends `request`; see {@link PublishRequest} for when it resolves. */
+  async send(request: PublishRequest): Promise<void> {
+    for (;;) {
+      try {
+        await this.sendOnce(request);
+        return;
+      } catch (error) {
+        if (!request.wait || this.connection.terminal() || !isConnectionLoss(error)) throw error;
+        this.logger.warn({ queue: request.spec.name }, 'publish lost with the connection; sending it again after the reconnect');
+      }
+    }
+  }
+
+  private async sendOnce(request: PublishRequest): Promise<void> {
+    const model = await this.connection.open(request.wait);
+    await this.queues.ensure(model, request.spec, request.wait);
+    const channel = await this.slot.get(request.wait);
+    const draining = this.drained.get(channel);
+    if (draining) await draining;
+    const routingKey = request.spec.name;
+    const entry: Pending = { routingKey, body: request.body, returned: false };
+    const queue = this.pending.get(channel)!;
+    const result = new Promise<void>((resolve, reject) => {
+      let accepted: boolean;
+      try {
+        accepted = channel.publish('', routingKey, request.body, { ...request.properties, mandatory: true }, (error) => {
+          remove(queue, entry);
+          if (entry.returned) {
+            this.queues.forget(this.models.get(channel), routingKey);
+            reject(new PublishNotConfirmedError(routingKey, 'unroutable: the queue does not exist (deleted after it was declared?)'));
+          } else if (error) {
+            const nacked = error instanceof Error && /nack/i.test(error.message);
+            reject(
+              new PublishNotConfirmedError(
+                routingKey,
+                nacked ? 'the broker refused it (basic.nack)' : 'the channel closed before the confirm arrived',
+                { cause: error },
+              ),
+            );
+          } else if (request.confirm) {
+            resolve();
+          }
+        });
+      } catch (error) {
+        reject(new RabbitMqUnavailableError(`publish to "${routingKey}" not sent: the channel is closed`, { cause: error }));
+        return;
+      }
+      queue.push(entry);
+      if (!accepted && !this.drained.has(channel)) {
+        const drain = once(channel, 'drain').finally(() => this.drained.delete(channel));
+        drain.catch(() => undefined);
+        this.drained.set(channel, drain);
+      }
+      if (!request.confirm) resolve();
+    });
+    return result;
+  }
+
+  private async openChannel(model: ChannelModel): Promise<ConfirmChannel> {
+    const channel = await model.createConfirmChannel();
+    this.models.set(channel, model);
+    this.pending.set(channel, []);
+    channel.on('return', (message: Message) => this.onReturn(channel, message));
+    channel.on('close', () => channel.emit('drain'));
+    return channel;
+  }
+
+  private onReturn(channel: ConfirmChannel, message: Message): void {
+    const routingKey = message.fields.routingKey;
+    const entry = this.pending
+      .get(channel)
+      ?.find((p) => !p.returned && p.routingKey === routingKey && p.body.equals(message.content));
+    if (entry) {
+      entry.returned = true;
+      return;
+    }
+    this.queues.forget(this.models.get(channel), routingKey);
+    this.logger.error({ queue: routingKey }, 'RabbitMQ returned an unconfirmed publish: the queue does not exist; the message is lost');
+  }
+}
+
+function remove(list: Pending[], entry: Pending): void {
+  const index = list.indexOf(entry);
+  if (index >= 0) list.splice(index, 1);
+}
+
+/** A failure that a reconnect cures (the publish itself was fine). */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof TransportClosedError) return false;
+  if (error instanceof RabbitMqUnavailableError) return true;
+  return error instanceof PublishNotConfirmedError && /channel closed/.test(error.message);
+}

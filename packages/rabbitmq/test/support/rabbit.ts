@@ -1,0 +1,123 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import { EnvelopeCodec, type EnvelopeProjection, type Logger } from '@babelqueue/core';
+import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
+
+export { uniqueQueue };
+
+/** The RabbitMQ suite: `rabbit.url` is the broker, `rabbit.skip` goes to `describe`. */
+export const rabbit = broker('rabbitmq');
+
+/** A plain amqplib connection for reading what the binding wrote, as another SDK would. */
+export class Raw {
+  private constructor(readonly model: ChannelModel, readonly channel: Channel) {}
+
+  static async open(url: string): Promise<Raw> {
+    const model = await connect(url, { noDelay: true });
+    const channel = await model.createChannel();
+    return new Raw(model, channel);
+  }
+
+  /** Takes (and acks) every ready message of `queue`, oldest first. */
+  async drain(queue: string): Promise<GetMessage[]> {
+    const out: GetMessage[] = [];
+    for (;;) {
+      const message = await this.channel.get(queue, { noAck: true });
+      if (message === false) return out;
+      out.push(message);
+    }
+  }
+
+  /** Ready messages of `queue` (0 when it does not exist). */
+  async count(queue: string): Promise<number> {
+    const channel = await this.model.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      return (await channel.checkQueue(queue)).messageCount;
+    } catch {
+      return 0;
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /** Waits until `queue` holds `n` ready messages. */
+  async waitForCount(queue: string, n: number, timeoutMs = 10_000): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while ((await this.count(queue)) < n) {
+      if (Date.now() > until) throw new Error(`${queue} did not reach ${n} messages in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /** Deletes queues (and their delay queues) a test created. */
+  async cleanup(...queues: string[]): Promise<void> {
+    for (const queue of queues) await this.channel.deleteQueue(queue).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.model.close().catch(() => undefined);
+  }
+}
+
+/** A freshly made envelope and its encoded bytes. */
+export function envelope(urn: string, data: Record<string, unknown>, queue: string) {
+  const env = EnvelopeCodec.make(urn, data, { queue });
+  const body = Buffer.from(EnvelopeCodec.encode(env), 'utf8');
+  const projection: EnvelopeProjection = {
+    urn: env.job,
+    traceId: env.trace_id,
+    messageId: env.meta.id,
+    schemaVersion: env.meta.schema_version,
+    lang: env.meta.lang,
+    createdAt: env.meta.created_at,
+    attempts: env.attempts,
+  };
+  return { env, body, projection };
+}
+
+/** A Logger that keeps every line, so tests can assert on what was (not) logged. */
+export function captureLogger(): Logger & { lines: { level: string; message: string; fields: Record<string, unknown> }[]; text(): string } {
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const at = (level: string) => (fields: Record<string, unknown>, message: string) => {
+    lines.push({ level, message, fields });
+  };
+  return {
+    lines,
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    text: () => lines.map((l) => `${l.level} ${l.message} ${JSON.stringify(l.fields)}`).join('\n'),
+  };
+}
+
+const run = promisify(execFile);
+
+/**
+ * Closes, broker-side, every connection whose client named itself `name`
+ * (`rabbitmqctl close_connection`, the targeted form of close_all_connections,
+ * so suites running in parallel keep theirs). False when rabbitmqctl cannot
+ * reach the broker from here.
+ */
+export async function closeConnectionsNamed(name: string): Promise<number | false> {
+  let listing: string;
+  try {
+    ({ stdout: listing } = await run('rabbitmqctl', ['-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties'], { timeout: 30_000 }));
+  } catch {
+    return false;
+  }
+  const pids = listing
+    .split('\n')
+    .filter((line) => line.includes(`{"connection_name","${name}"}`))
+    .map((line) => line.split('\t')[0])
+    .filter((pid): pid is string => pid !== undefined && pid.startsWith('<'));
+  for (const pid of pids) {
+    await run('rabbitmqctl', ['-q', 'close_connection', pid, 'babelqueue test: connection cut'], { timeout: 30_000 });
+  }
+  return pids.length;
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
