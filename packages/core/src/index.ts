@@ -92,3 +92,10 @@ export type { ArtemisProjection } from './projection/artemis.js';
 export { nativeSchemaVersion } from './projection/version-gate.js';
 export { SchemaValidator, SchemaViolationError } from './schema/schema-validator.js';
 export type { SchemaValidatorApi, SchemaViolation, SchemaViolationReason } from './schema/schema-validator.js';
+
+// --- DLQ redrive and replay bypass (ADR-0026, ADR-0027) ---
+export { redrive, REDRIVE_BATCH_CEILING } from './redrive/redrive.js';
+export type { RedriveItem, RedriveOptions, RedriveResult } from './redrive/redrive.js';
+export { drainQueue } from './redrive/drain.js';
+export type { DrainOptions } from './redrive/drain.js';
+export { bypassExternalEffects, isReplay, REPLAY_BYPASS_HEADER } from './redrive/replay.js';
