@@ -1,0 +1,58 @@
+import { CapabilityError } from '@babelqueue/core';
+
+/**
+ * Redis Cluster refused a multi-key step because the keys of one queue sit in
+ * different hash slots. The fix is a hash tag in the queue name.
+ */
+export class CrossSlotError extends Error {
+  override readonly name = 'CrossSlotError';
+  constructor(readonly queue: string, readonly deadLetterQueue?: string, options?: { cause?: unknown }) {
+    super(
+      deadLetterQueue === undefined
+        ? `Redis Cluster: the keys of queue "${queue}" hash to different slots (CROSSSLOT). ` +
+            `Put a hash tag in the queue name, for example "{${queue}}", and use that same name in every ` +
+            'producer and consumer; the binding uses queue names as given and never adds braces.'
+        : `Redis Cluster: dead-letter queue "${deadLetterQueue}" is not in the hash slot of queue "${queue}" ` +
+            `(CROSSSLOT). Give it the queue's hash tag, for example "{${stripTag(queue)}}.dlq".`,
+      options,
+    );
+  }
+}
+
+/** The legacy layout has no delayed set; a delayed publish is refused. */
+export class DelayedPublishUnsupportedError extends CapabilityError {
+  constructor(readonly queue: string) {
+    super(
+      `the Redis legacy layout has no delayed set, so a delayed publish to "${queue}" is refused; ` +
+        'use layout: "zset" when you need a delay',
+    );
+  }
+}
+
+/** True when Redis answered CROSSSLOT (keys of one command in different slots). */
+export function isCrossSlot(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('CROSSSLOT');
+}
+
+/** Errors no retry can cure: the consume loop stops on them instead of polling forever. */
+export function isFatal(error: unknown): boolean {
+  return (
+    error instanceof CrossSlotError ||
+    (error instanceof Error && (error.message.startsWith('CROSSSLOT') || error.message.startsWith('WRONGTYPE')))
+  );
+}
+
+/** Runs a Redis step of `queue`, turning CROSSSLOT into a {@link CrossSlotError} that names the fix. */
+export async function slotGuard<T>(queue: string, step: Promise<T>, deadLetterQueue?: string): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    if (isCrossSlot(error)) throw new CrossSlotError(queue, deadLetterQueue, { cause: error });
+    throw error;
+  }
+}
+
+function stripTag(queue: string): string {
+  const m = /\{([^}]+)\}/.exec(queue);
+  return m?.[1] ?? queue;
+}

@@ -1,0 +1,199 @@
+import {
+  DeadLetterWriteError,
+  withAttempts,
+  type BindingRules,
+  type Decision,
+  type Delivery,
+  type Logger,
+  type OutgoingMessage,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import { deadlineScore, nowSeconds } from '../clock.js';
+import { DelayedPublishUnsupportedError, isFatal, slotGuard } from '../errors.js';
+import { frameValue, unframe } from '../frame.js';
+import { legacyKeys, type LegacyKeys } from '../keys.js';
+import type { RedisClient, ResolvedOptions } from '../options.js';
+import { SCRIPTS } from '../scripts.js';
+import { reservationTokens } from '../token.js';
+import type { Layout, Reserver } from './layout.js';
+import { SettleOnce } from './settle-once.js';
+import { sleep } from './wait.js';
+
+const RULES: BindingRules = {
+  name: 'redis-legacy',
+  poisonWithoutDeadLetter: 'dead-letter-default',
+  deleteStrategyDropsPoison: false,
+  versionGateWithoutDeadLetter: 'drop',
+};
+
+/** No delayed set: no delayed publish, and a retry goes straight back (its delay is ignored). */
+const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetry: false, retry: true };
+
+/** The sleep-poll of an empty queue: 100 ms, doubling after every empty poll, capped at 1 s. */
+const POLL_MIN_MS = 100;
+const POLL_MAX_MS = 1000;
+
+const COLON = Buffer.from(':');
+
+/**
+ * The reliable-queue layout: `<name>` (ready), `<name>:processing` and the
+ * `<name>:processing:deadlines` zset of `<token>:<raw>` members.
+ */
+export class LegacyLayout implements Layout {
+  readonly rules = RULES;
+  readonly capabilities = CAPABILITIES;
+  readonly pollWaitMs = POLL_MAX_MS;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly options: ResolvedOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  async publish(message: OutgoingMessage): Promise<void> {
+    if ((message.delayMs ?? 0) > 0) throw new DelayedPublishUnsupportedError(message.queue);
+    await this.publishRaw(message.queue, message.body, message.headers);
+  }
+
+  async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {
+    await slotGuard(queue, this.client.rpush(queue, frameValue(body, headers)));
+  }
+
+  reserver(queue: string): Reserver {
+    return new LegacyReserver(this.client, queue, this.options, this.logger);
+  }
+}
+
+class LegacyReserver implements Reserver {
+  private readonly keys: LegacyKeys;
+  private pollMs = POLL_MIN_MS;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly queue: string,
+    private readonly options: ResolvedOptions,
+    private readonly logger: Logger,
+  ) {
+    this.keys = legacyKeys(queue);
+  }
+
+  async fetch(max: number, waitMs: number, signal: AbortSignal): Promise<Delivery[]> {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const batch = await this.reserve(max);
+      if (batch.length > 0) {
+        this.pollMs = POLL_MIN_MS;
+        return batch;
+      }
+      const left = until - Date.now();
+      if (left <= 0 || signal.aborted) return batch;
+      await sleep(Math.min(left, this.pollMs), signal);
+      this.pollMs = Math.min(this.pollMs * 2, POLL_MAX_MS);
+    }
+  }
+
+  close(): void {}
+
+  private async reserve(max: number): Promise<Delivery[]> {
+    const tokens = reservationTokens(max);
+    let reply: unknown;
+    try {
+      reply = await slotGuard(
+        this.queue,
+        SCRIPTS.legacyReserve.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], [
+          nowSeconds(),
+          deadlineScore(this.options.retryAfter),
+          ...tokens,
+        ]),
+      );
+    } catch (error) {
+      if (isFatal(error)) throw error;
+      this.logger.warn({ queue: this.queue, error: String(error) }, 'reserve failed; retrying');
+      return [];
+    }
+    return (reply as Buffer[]).map(
+      (raw, i) => new LegacyDelivery(this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.logger),
+    );
+  }
+}
+
+/**
+ * One reservation. The stored value (a bare envelope or a `__bq_frame`) is the
+ * handle: `LREM` removes it and the deadline member holds it after the token.
+ */
+class LegacyDelivery implements Delivery {
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, string>>;
+  private readonly framed: boolean;
+  private readonly once = new SettleOnce();
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly keys: LegacyKeys,
+    readonly queue: string,
+    private readonly raw: Buffer,
+    private readonly member: Buffer,
+    private readonly logger: Logger,
+  ) {
+    // A framed poison body is dead-lettered from the inner body; the frame stays the handle.
+    const unframed = unframe(raw);
+    this.body = unframed.body;
+    this.headers = unframed.headers;
+    this.framed = unframed.framed;
+  }
+
+  /** Legacy recovery does not count attempts: the body's own count is the reconciled one. */
+  reconcileAttempts(bodyAttempts: number): number {
+    return bodyAttempts;
+  }
+
+  settle(decision: Decision): Promise<void> {
+    return this.once.run(decision, (d) => this.execute(d));
+  }
+
+  private async execute(decision: Decision): Promise<void> {
+    const { ready, processing, deadlines } = this.keys;
+    switch (decision.kind) {
+      case 'ack':
+      case 'drop': {
+        const done = await slotGuard(this.queue, SCRIPTS.legacyAck.run(this.client, [processing, deadlines], [this.member, this.raw]));
+        this.expiredUnless(done, decision.kind);
+        return;
+      }
+      case 'retry': {
+        // No delayed set: the copy goes straight back whatever the delay says.
+        const body = withAttempts(this.body, decision.attempts);
+        const copy = this.framed ? frameValue(body, this.headers) : body;
+        const done = await slotGuard(
+          this.queue,
+          SCRIPTS.legacyRetry.run(this.client, [ready, processing, deadlines], [this.member, this.raw, copy]),
+        );
+        this.expiredUnless(done, 'retry');
+        return;
+      }
+      case 'dead-letter': {
+        let done: unknown;
+        try {
+          done = await slotGuard(
+            this.queue,
+            SCRIPTS.legacyDeadLetter.run(this.client, [processing, deadlines, decision.queue], [this.member, this.raw, decision.record]),
+            decision.queue,
+          );
+        } catch (cause) {
+          throw new DeadLetterWriteError(decision.queue, { cause });
+        }
+        this.expiredUnless(done, 'dead-letter');
+        return;
+      }
+      case 'unsettled':
+        return;
+      case 'native-dead-letter':
+        throw new Error('Redis has no native dead-letter queue; the delivery is left reserved');
+    }
+  }
+
+  private expiredUnless(result: unknown, action: string): void {
+    if (result === 1) return;
+    this.logger.warn({ queue: this.queue, layout: 'legacy', action }, 'reservation expired');
+  }
+}

@@ -1,0 +1,58 @@
+-- Zset layout reserve (Laravel's pop semantics, batched and wrapped in pcall).
+-- KEYS[1] queues:<name>   KEYS[2] :delayed   KEYS[3] :reserved   KEYS[4] :notify
+-- ARGV[1] now (epoch seconds)   ARGV[2] reservation deadline score ('+inf' allowed)
+-- ARGV[3] migration batch size (-1 = no limit)   ARGV[4] '1' to recover expired :reserved
+-- ARGV[5] how many jobs to pop at most
+-- Returns a flat list of triples {job, member, decoded} where decoded is 1 when
+-- the job went through cjson, 0 when it did not (the member is then the raw job).
+
+local function migrate(from)
+  local due
+  if tonumber(ARGV[3]) < 0 then
+    due = redis.call('ZRANGEBYSCORE', from, '-inf', ARGV[1])
+  else
+    due = redis.call('ZRANGEBYSCORE', from, '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
+  end
+  if #due == 0 then return end
+  -- The due members are the lowest-ranked ones, so a rank range removes exactly them.
+  redis.call('ZREMRANGEBYRANK', from, 0, #due - 1)
+  for i = 1, #due, 100 do
+    local last = math.min(i + 99, #due)
+    redis.call('RPUSH', KEYS[1], unpack(due, i, last))
+    for _ = i, last do
+      redis.call('RPUSH', KEYS[4], 1)
+    end
+  end
+end
+
+-- cjson may re-encode (key order, [] -> {}, number format): the deliberate
+-- exception to byte preservation, and only ever on the :reserved member.
+local function bump(job)
+  local decoded = cjson.decode(job)
+  decoded['attempts'] = decoded['attempts'] + 1
+  return cjson.encode(decoded)
+end
+
+migrate(KEYS[2])
+if ARGV[4] == '1' then
+  migrate(KEYS[3])
+end
+
+local out = {}
+for _ = 1, tonumber(ARGV[5]) do
+  local job = redis.call('LPOP', KEYS[1])
+  if not job then break end
+  local ok, member = pcall(bump, job)
+  local decoded = 1
+  if not ok then
+    -- Keep the element rather than lose it: the raw job is the member.
+    member = job
+    decoded = 0
+  end
+  redis.call('ZADD', KEYS[3], ARGV[2], member)
+  redis.call('LPOP', KEYS[4])
+  out[#out + 1] = job
+  out[#out + 1] = member
+  out[#out + 1] = decoded
+end
+return out

@@ -1,0 +1,109 @@
+import {
+  consoleLogger,
+  pullLoop,
+  type BindingRules,
+  type ConsumeOptions,
+  type Delivery,
+  type OutgoingMessage,
+  type Transport,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import { connect, DEFAULT_URL } from './connect.js';
+import type { Layout, Reserver } from './layouts/layout.js';
+import { LegacyLayout } from './layouts/legacy-layout.js';
+import { ZsetLayout } from './layouts/zset-layout.js';
+import { resolveOptions, type RedisClient, type RedisLayout, type RedisTransportOptions } from './options.js';
+
+/**
+ * The BabelQueue Redis binding. Two key layouts:
+ *
+ * - `legacy` (default): the reliable-queue layout `<name>`, `<name>:processing`,
+ *   `<name>:processing:deadlines`; FIFO, recovery by a sweep before every
+ *   reserve, no delays (a delayed publish is refused, a retry delay ignored).
+ * - `zset`: Laravel's `queues:<name>`, `:delayed`, `:reserved`, `:notify`,
+ *   byte-compatible with Laravel's own queue; delays and retry backoff.
+ *
+ * Poison is always dead-lettered (to `<queue>.dlq` even with dead-lettering
+ * off). A failed dead-letter write leaves the message reserved. On Redis
+ * Cluster every key of a queue must share a hash tag (`{orders}`).
+ *
+ * @example
+ * ```ts
+ * const transport = new RedisTransport({ url: 'redis://127.0.0.1:6379', layout: 'zset' });
+ * const app = createApp({ transport, queue: 'orders' });
+ * ```
+ */
+export class RedisTransport implements Transport {
+  readonly rules: BindingRules;
+  readonly capabilities: TransportCapabilities;
+  /** The key layout in use. */
+  readonly layout: RedisLayout;
+  /** The connection commands go through (yours when passed as `redis`). */
+  readonly client: RedisClient;
+  private readonly impl: Layout;
+  private readonly owned: boolean;
+  private readonly reservers = new Set<Reserver>();
+  private closed = false;
+
+  constructor(options: RedisTransportOptions = {}) {
+    const resolved = resolveOptions(options);
+    this.layout = resolved.layout;
+    this.owned = options.redis === undefined;
+    this.client = options.redis ?? connect(options.url ?? DEFAULT_URL, options.cluster === true);
+    const logger = options.logger ?? consoleLogger();
+    this.impl = resolved.layout === 'zset'
+      ? new ZsetLayout(this.client, resolved, logger)
+      : new LegacyLayout(this.client, resolved, logger);
+    this.rules = this.impl.rules;
+    this.capabilities = this.impl.capabilities;
+  }
+
+  /**
+   * Pushes the envelope bytes as given. Legacy: `RPUSH <queue>`, wrapped in a
+   * `__bq_frame` when headers are given; a delay is refused. Zset: `RPUSH
+   * queues:<queue>` plus a notify token, or with a delay `ZADD :delayed` at
+   * `floor(now) + ceil(delay)` seconds; headers are not carried.
+   */
+  publish(message: OutgoingMessage): Promise<void> {
+    return this.impl.publish(message);
+  }
+
+  /** Pushes a record (dead-letter, redrive) to `queue` exactly like a publish without delay. */
+  publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {
+    return this.impl.publishRaw(queue, body, headers);
+  }
+
+  /**
+   * Reserves deliveries of `queue` (several per script call when slots are
+   * free) with at most `concurrency` in flight, until the signal aborts or a
+   * drain limit is reached; then waits for the in-flight ones to settle.
+   * CROSSSLOT and WRONGTYPE stop the loop with the error; other Redis errors
+   * are logged and retried.
+   */
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    if (this.closed) throw new Error('RedisTransport is closed');
+    const reserver = this.impl.reserver(queue);
+    this.reservers.add(reserver);
+    try {
+      await pullLoop((max, waitMs, signal) => reserver.fetch(max, waitMs, signal), onDelivery, options, this.impl.pollWaitMs);
+    } finally {
+      reserver.close();
+      this.reservers.delete(reserver);
+    }
+  }
+
+  /** Closes the connections the transport opened; a client passed as `redis` stays open. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const reserver of this.reservers) reserver.close();
+    this.reservers.clear();
+    if (this.owned) {
+      try {
+        await this.client.quit();
+      } catch {
+        this.client.disconnect();
+      }
+    }
+  }
+}

@@ -1,0 +1,15 @@
+import { LuaScript } from './script.js';
+import { LUA } from './lua/scripts.generated.js';
+
+/** Every Lua script of the binding; the sources live in `src/lua/*.lua`. */
+export const SCRIPTS = {
+  zsetPush: new LuaScript(LUA.zsetPush),
+  zsetReserve: new LuaScript(LUA.zsetReserve),
+  zsetRelease: new LuaScript(LUA.zsetRelease),
+  zsetDeadLetter: new LuaScript(LUA.zsetDeadLetter),
+  legacyReserve: new LuaScript(LUA.legacyReserve),
+  legacyAck: new LuaScript(LUA.legacyAck),
+  legacyRetry: new LuaScript(LUA.legacyRetry),
+  legacyDeadLetter: new LuaScript(LUA.legacyDeadLetter),
+  legacyCleanup: new LuaScript(LUA.legacyCleanup),
+} as const;

@@ -1,0 +1,77 @@
+import { Redis } from 'ioredis';
+import { EnvelopeCodec, type Delivery, type Logger } from '@babelqueue/core';
+import { RedisTransport, type RedisTransportOptions } from '../../src/index.js';
+
+export { broker, uniqueQueue } from '../../../../test/support/brokers.js';
+
+/** One log call as the transport made it. */
+export interface LogLine {
+  readonly level: keyof Logger;
+  readonly fields: Record<string, unknown>;
+  readonly message: string;
+}
+
+/** A logger that records every line (and never prints). */
+export function captureLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at = (level: keyof Logger) => (fields: Record<string, unknown>, message: string) => {
+    lines.push({ level, fields, message });
+  };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A canonical envelope body for `urn`, with `attempts` set. */
+export function envelopeBody(urn: string, data: Record<string, unknown> = {}, attempts = 0, queue = 'default'): Buffer {
+  const env = EnvelopeCodec.make(urn, data as never, { queue });
+  return Buffer.from(EnvelopeCodec.encode({ ...env, attempts }), 'utf8');
+}
+
+/** A transport on the test broker with a recording logger. */
+export function transport(url: string, options: RedisTransportOptions = {}) {
+  const logger = captureLogger();
+  const t = new RedisTransport({ url, logger, ...options });
+  return { t, logger };
+}
+
+/**
+ * Reserves deliveries of `queue` with the transport directly (no runtime) and
+ * hands them to `each`; stops after `max` or once idle for `idleMs`.
+ */
+export async function take(
+  t: RedisTransport,
+  queue: string,
+  each: (d: Delivery) => Promise<void> = async () => {},
+  { max = 1, idleMs = 1500, concurrency = 1 }: { max?: number; idleMs?: number; concurrency?: number } = {},
+): Promise<Delivery[]> {
+  const got: Delivery[] = [];
+  await t.consume(queue, async (d) => {
+    got.push(d);
+    await each(d);
+  }, { concurrency, signal: new AbortController().signal, maxMessages: max, idleMs });
+  return got;
+}
+
+/** A plain client for looking at keys. */
+export function inspector(url: string): Redis {
+  return new Redis(url);
+}
+
+/** Whole epoch seconds now. */
+export function now(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** `ZRANGE key 0 -1 WITHSCORES` as [member, score] pairs (members as Buffers). */
+export async function withScores(redis: Redis, key: string): Promise<[Buffer, string][]> {
+  const flat = (await redis.callBuffer('ZRANGE', key, 0, -1, 'WITHSCORES')) as Buffer[];
+  const out: [Buffer, string][] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!.toString()]);
+  return out;
+}
+
+/** `ZADD key score member [score member …]`. */
+export async function zadd(redis: Redis, key: string, ...pairs: (string | number | Buffer)[]): Promise<void> {
+  await redis.call('ZADD', key, ...pairs);
+}
