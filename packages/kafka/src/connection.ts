@@ -1,0 +1,117 @@
+import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
+import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
+import type { RecordWrite } from './kafka-delivery.js';
+import { parseKafkaUrl } from './url.js';
+
+/** How to reach the cluster; shared by {@link KafkaTransport} and {@link KafkaReinjector}. */
+export interface KafkaConnectionOptions {
+  /** Bootstrap servers, `host:port`. Either this or `url`. */
+  readonly brokers?: readonly string[];
+  /** `kafka://host:port[,host:port]` (see {@link parseKafkaUrl}). Either this or `brokers`. */
+  readonly url?: string;
+  /** kafkajs client id. Default `"babelqueue"`. */
+  readonly clientId?: string;
+  /** Extra kafkajs client settings (ssl, sasl, connectionTimeout, retry, …). */
+  readonly kafka?: Omit<KafkaConfig, 'brokers' | 'clientId' | 'logCreator'>;
+  /** pino-compatible logger; kafkajs' own log lines go there too. Never given a record body. */
+  readonly logger?: Logger;
+}
+
+/**
+ * One kafkajs client with a lazily connected producer (acks=all) and admin,
+ * shared by every consume loop of a transport.
+ */
+export class KafkaConnection {
+  readonly kafka: Kafka;
+  readonly logger: Logger;
+  private producerReady: Promise<Producer> | undefined;
+  private adminReady: Promise<Admin> | undefined;
+
+  constructor(options: KafkaConnectionOptions) {
+    this.logger = options.logger ?? consoleLogger();
+    const fromUrl = options.url !== undefined ? parseKafkaUrl(options.url) : undefined;
+    const brokers = options.brokers ?? fromUrl?.brokers;
+    if (brokers === undefined || brokers.length === 0) {
+      throw new ConfigurationError('the Kafka transport needs `brokers` (["host:port"]) or `url` (kafka://host:port)');
+    }
+    this.kafka = new Kafka({
+      ...(fromUrl?.ssl !== undefined ? { ssl: fromUrl.ssl } : {}),
+      ...(fromUrl?.sasl !== undefined ? { sasl: fromUrl.sasl } : {}),
+      ...options.kafka,
+      brokers: [...brokers],
+      clientId: options.clientId ?? fromUrl?.clientId ?? 'babelqueue',
+      logLevel: options.kafka?.logLevel ?? logLevel.INFO,
+      logCreator: () => (entry: LogEntry) => forward(this.logger, entry),
+    });
+  }
+
+  /** The producer, connected on first use. */
+  producer(): Promise<Producer> {
+    this.producerReady ??= (async () => {
+      const producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true });
+      await producer.connect();
+      return producer;
+    })().catch((error: unknown) => {
+      this.producerReady = undefined;
+      throw error;
+    });
+    return this.producerReady;
+  }
+
+  /** The admin client, connected on first use. */
+  admin(): Promise<Admin> {
+    this.adminReady ??= (async () => {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      return admin;
+    })().catch((error: unknown) => {
+      this.adminReady = undefined;
+      throw error;
+    });
+    return this.adminReady;
+  }
+
+  /** Writes one record and resolves once every in-sync replica has it (acks=all). */
+  async write(record: RecordWrite & { timestamp?: string }): Promise<void> {
+    const producer = await this.producer();
+    await producer.send({
+      topic: record.topic,
+      acks: -1,
+      messages: [{
+        key: record.key,
+        value: record.value,
+        headers: record.headers,
+        ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
+      }],
+    });
+  }
+
+  /** Disconnects the producer and admin. Idempotent. */
+  async close(): Promise<void> {
+    const producer = this.producerReady;
+    const admin = this.adminReady;
+    this.producerReady = undefined;
+    this.adminReady = undefined;
+    await Promise.allSettled([
+      producer?.then((p) => p.disconnect()),
+      admin?.then((a) => a.disconnect()),
+    ]);
+  }
+}
+
+/** kafkajs log lines into the BabelQueue logger; kafkajs INFO chatter goes to debug. */
+function forward(logger: Logger, entry: LogEntry): void {
+  const { message, timestamp: _t, logger: _l, ...fields } = entry.log as { message: string; timestamp?: string; logger?: string } & Record<string, unknown>;
+  const text = `kafkajs ${entry.namespace}: ${message}`;
+  const data = { ...fields };
+  switch (entry.level) {
+    case logLevel.ERROR:
+      logger.error(data, text);
+      return;
+    case logLevel.WARN:
+      logger.warn(data, text);
+      return;
+    default:
+      logger.debug(data, text);
+  }
+}

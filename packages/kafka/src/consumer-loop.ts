@@ -1,0 +1,117 @@
+import type { Logger } from '@babelqueue/core';
+import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { processPartitionBatch, type RecordResult } from './partition-batch.js';
+
+/** Tuning shared by the work consumer and the re-inject consumer. */
+export interface ConsumerTuning {
+  /** Longest fetch long-poll (ms); also bounds how late a resumed partition is fetched again. */
+  readonly maxWaitTimeMs: number;
+  /** Commit at least this often inside a long batch (ms); every batch end commits. */
+  readonly commitIntervalMs: number;
+  /** Group session timeout (ms); a crashed member's partitions move after this. */
+  readonly sessionTimeoutMs: number;
+}
+
+/** One kafkajs consumer group run over some topics until `signal` aborts. */
+export interface ConsumerLoop extends ConsumerTuning {
+  readonly kafka: Kafka;
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** Partitions processed in parallel (records of one partition are always in order). */
+  readonly concurrency: number;
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+  /** Handles one record; never throws. */
+  handle(record: KafkaMessage, topic: string, partition: number): Promise<RecordResult>;
+  /** Extra gate before each record (drain limits). */
+  mayTake?(): boolean;
+  /** Called after each (re)join with this member's assignment. */
+  onJoin?(assignment: Record<string, number[]>): void;
+}
+
+/**
+ * Runs a consumer group with manual commits (autoCommit off, no auto-resolve)
+ * and process-then-commit per partition, until the signal aborts. Then it
+ * stops taking records, lets in-flight records settle and commit, leaves the
+ * group and disconnects. Rejects if kafkajs gives up (a crash it will not
+ * restart from).
+ */
+export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
+  const consumer = loop.kafka.consumer({
+    groupId: loop.groupId,
+    maxWaitTimeInMs: loop.maxWaitTimeMs,
+    sessionTimeout: loop.sessionTimeoutMs,
+    heartbeatInterval: Math.max(100, Math.floor(loop.sessionTimeoutMs / 10)),
+    allowAutoTopicCreation: true,
+  });
+  const timers = new Set<NodeJS.Timeout>();
+  let stopping = false;
+  let crashed: ((error: unknown) => void) | undefined;
+  const crash = new Promise<never>((_resolve, reject) => {
+    crashed = reject;
+  });
+  crash.catch(() => undefined);
+
+  consumer.on(consumer.events.GROUP_JOIN, (event) => loop.onJoin?.(event.payload.memberAssignment));
+  consumer.on(consumer.events.CRASH, (event) => {
+    const { error, restart } = event.payload;
+    if (restart) {
+      loop.logger.warn({ groupId: loop.groupId, error: describe(error) }, 'Kafka consumer crashed; kafkajs restarts it');
+    } else {
+      crashed?.(error);
+    }
+  });
+
+  const eachBatch = async (payload: EachBatchPayload) => {
+    const { batch } = payload;
+    await processPartitionBatch(
+      {
+        records: batch.messages,
+        resolveOffset: (offset) => payload.resolveOffset(offset),
+        commit: () => payload.commitOffsetsIfNecessary(payload.uncommittedOffsets()),
+        heartbeat: () => payload.heartbeat(),
+        pauseFor: (ms) => {
+          const resume = payload.pause();
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            if (!stopping) resume();
+          }, ms);
+          timers.add(timer);
+        },
+        mayTake: () => !stopping && payload.isRunning() && !payload.isStale() && (loop.mayTake?.() ?? true),
+      },
+      (record) => loop.handle(record, batch.topic, batch.partition),
+      { commitIntervalMs: loop.commitIntervalMs },
+    );
+  };
+
+  try {
+    await consumer.connect();
+    for (const topic of loop.topics) await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: loop.concurrency,
+      eachBatch,
+    });
+    await Promise.race([aborted(loop.signal), crash]);
+  } finally {
+    stopping = true;
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    await consumer.disconnect().catch((error: unknown) =>
+      loop.logger.warn({ groupId: loop.groupId, error: describe(error) }, 'Kafka consumer did not disconnect cleanly'));
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** An error as a short text for a log line. */
+export function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

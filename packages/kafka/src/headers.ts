@@ -1,0 +1,76 @@
+import { nativeSchemaVersion, reconcileKafkaAttempts, type HeaderValue, type KafkaHeaderValue } from '@babelqueue/core';
+import type { IHeaders } from 'kafkajs';
+
+/** The `bq-` record header names of the Kafka binding. */
+export const KafkaHeader = {
+  JOB: 'bq-job',
+  TRACE_ID: 'bq-trace-id',
+  MESSAGE_ID: 'bq-message-id',
+  SCHEMA_VERSION: 'bq-schema-version',
+  SOURCE_LANG: 'bq-source-lang',
+  /** Authoritative on consume: Kafka has no native delivery count. */
+  ATTEMPTS: 'bq-attempts',
+  /** Tier delay in ms; only on retry-topic records. */
+  DELAY: 'bq-delay',
+  /** The work topic a retry-topic record goes back to; only on retry-topic records. */
+  ORIGINAL_TOPIC: 'bq-original-topic',
+} as const;
+
+/** Record headers as kafkajs hands them over (a repeated key arrives as an array). */
+export type RawHeaders = IHeaders;
+
+/**
+ * The value of one header as text: the last occurrence of a repeated key,
+ * `null` for a header present with a null value, `undefined` when absent.
+ */
+export function headerText(headers: RawHeaders | undefined, name: string): string | null | undefined {
+  if (headers === undefined || !Object.prototype.hasOwnProperty.call(headers, name)) return undefined;
+  const value = headers[name];
+  const last = Array.isArray(value) ? value[value.length - 1] : value;
+  if (last === undefined || last === null) return null;
+  return Buffer.isBuffer(last) ? last.toString('utf8') : String(last);
+}
+
+/** Received headers as the core's `Delivery.headers` (UTF-8 text; null stays null). */
+export function deliveryHeaders(headers: RawHeaders | undefined): Record<string, HeaderValue> {
+  const out: Record<string, HeaderValue> = {};
+  for (const name of Object.keys(headers ?? {})) {
+    const text = headerText(headers, name);
+    if (text !== undefined) out[name] = text;
+  }
+  return out;
+}
+
+/**
+ * The version-gate value: the trimmed `bq-schema-version` header (its last
+ * occurrence), or undefined when it is absent, blank or present with a null
+ * value (all count as absent).
+ */
+export function kafkaSchemaVersion(headers: RawHeaders | undefined): string | undefined {
+  return nativeSchemaVersion(headerText(headers, KafkaHeader.SCHEMA_VERSION));
+}
+
+/**
+ * Kafka attempts reconciliation: the `bq-attempts` header when present
+ * (authoritative, even when lower than the body), else the body's own count.
+ * Not a max.
+ */
+export function kafkaAttempts(headers: RawHeaders | undefined, bodyAttempts: number): number {
+  return reconcileKafkaAttempts(bodyAttempts, headers?.[KafkaHeader.ATTEMPTS] as KafkaHeaderValue);
+}
+
+/**
+ * A copy of received headers with `set` applied and `drop` removed, raw bytes
+ * of every other header kept as received (re-emits are surgical).
+ */
+export function editHeaders(
+  headers: RawHeaders | undefined,
+  set: Readonly<Record<string, string>>,
+  drop: readonly string[] = [],
+): RawHeaders {
+  const out: RawHeaders = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!drop.includes(name) && !(name in set)) out[name] = value;
+  }
+  return Object.assign(out, set);
+}

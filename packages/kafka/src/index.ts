@@ -1,0 +1,18 @@
+export { KafkaTransport, KAFKA_RULES, type KafkaTransportOptions } from './kafka-transport.js';
+export { KafkaReinjector, DEFAULT_CONSUMER_TUNING, type KafkaReinjectorOptions, type ReinjectRunOptions } from './reinjector.js';
+export type { KafkaConnectionOptions } from './connection.js';
+export type { ConsumerTuning } from './consumer-loop.js';
+export {
+  DEFAULT_RETRY_TIERS_MS,
+  retryTopicName,
+  parseRetryTopic,
+  tierForRetry,
+  tierForDelay,
+  validateRetryTiers,
+  type RetryTier,
+} from './retry-tiers.js';
+export { KafkaHeader, kafkaAttempts, kafkaSchemaVersion } from './headers.js';
+export { reinjectDueAt } from './reinject-schedule.js';
+export { ensureKafkaTopics, retryTopicConfig, type KafkaTopicsSpec } from './topics.js';
+export { parseKafkaUrl, type KafkaUrlSettings } from './url.js';
+export { kafkaTransportFromUrl, transportFromUrl } from './from-url.js';

@@ -1,0 +1,134 @@
+import { CapabilityError, DeadLetterWriteError, withAttempts } from '@babelqueue/core';
+import type { Decision, Delivery, HeaderValue } from '@babelqueue/core';
+import type { KafkaMessage } from 'kafkajs';
+import {
+  KafkaHeader,
+  deliveryHeaders,
+  editHeaders,
+  kafkaAttempts,
+  kafkaSchemaVersion,
+  type RawHeaders,
+} from './headers.js';
+import { tierForRetry } from './retry-tiers.js';
+
+/** One record to write: value and key exactly as given. */
+export interface RecordWrite {
+  readonly topic: string;
+  readonly value: Buffer | null;
+  readonly key: Buffer | null;
+  readonly headers: RawHeaders;
+}
+
+/** What a delivery needs from its transport. */
+export interface DeliveryContext {
+  /** Writes one record and resolves once the broker acknowledged it (acks=all). */
+  write(record: RecordWrite): Promise<void>;
+  /** The configured retry tiers (empty: no retry path). */
+  readonly retryTiersMs: readonly number[];
+}
+
+/** Where a delivery stands after `settle`. */
+export type DeliveryState = 'pending' | 'settled' | 'unsettled';
+
+/** Headers a dead-letter record does not carry: the attempts / version projection and the tier routing. */
+const NOT_ON_DEAD_LETTER = [KafkaHeader.ATTEMPTS, KafkaHeader.SCHEMA_VERSION, KafkaHeader.DELAY, KafkaHeader.ORIGINAL_TOPIC];
+
+/**
+ * A consumed Kafka record as the core's {@link Delivery}. Settling never
+ * commits by itself: it performs the writes a decision needs (retry tier, DLQ)
+ * and records whether the record may be committed; the partition processor
+ * commits in offset order.
+ */
+export class KafkaDelivery implements Delivery {
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  readonly nativeSchemaVersion?: string;
+  /** Where this delivery stands; only `settled` lets its offset be committed. */
+  state: DeliveryState = 'pending';
+  /** Why the record was left unsettled, when it was. */
+  unsettledWhy: string | undefined;
+
+  constructor(
+    readonly queue: string,
+    readonly record: KafkaMessage,
+    private readonly ctx: DeliveryContext,
+  ) {
+    this.body = record.value ?? Buffer.alloc(0);
+    this.headers = deliveryHeaders(record.headers);
+    const version = kafkaSchemaVersion(record.headers);
+    if (version !== undefined) this.nativeSchemaVersion = version;
+  }
+
+  /** Kafka: the `bq-attempts` header when present, else the body's count (not a max). */
+  reconcileAttempts(bodyAttempts: number): number {
+    return kafkaAttempts(this.record.headers, bodyAttempts);
+  }
+
+  async settle(decision: Decision): Promise<void> {
+    switch (decision.kind) {
+      case 'ack':
+      case 'drop':
+        this.state = 'settled';
+        return;
+      case 'retry':
+        await this.retry(decision.attempts);
+        this.state = 'settled';
+        return;
+      case 'dead-letter':
+        try {
+          await this.ctx.write({
+            topic: decision.queue,
+            value: decision.record,
+            key: this.record.key,
+            headers: editHeaders(this.record.headers, {}, NOT_ON_DEAD_LETTER),
+          });
+        } catch (cause) {
+          throw new DeadLetterWriteError(decision.queue, { cause });
+        }
+        this.state = 'settled';
+        return;
+      case 'unsettled':
+        this.state = 'unsettled';
+        this.unsettledWhy = decision.why;
+        return;
+      case 'native-dead-letter':
+        throw new CapabilityError('Kafka has no native dead-letter queue');
+    }
+  }
+
+  /**
+   * A retry republish: the body with `attempts` set, onto tier
+   * min(attempts_before + 1, tier count), with `bq-attempts`, `bq-delay`,
+   * `bq-original-topic` and the consumed key byte for byte. The caller commits.
+   */
+  private async retry(attempts: number): Promise<void> {
+    const tiers = this.ctx.retryTiersMs;
+    if (tiers.length === 0) {
+      throw new CapabilityError('a retry on Kafka needs retry tiers (set retryTiersMs); the record stays uncommitted');
+    }
+    const tier = tierForRetry(this.queue, tiers, attempts);
+    await this.ctx.write({
+      topic: tier.topic,
+      value: this.record.value === null ? null : retryBody(this.record.value, attempts),
+      key: this.record.key,
+      headers: editHeaders(this.record.headers, {
+        [KafkaHeader.ATTEMPTS]: String(attempts),
+        [KafkaHeader.DELAY]: String(tier.delayMs),
+        [KafkaHeader.ORIGINAL_TOPIC]: this.queue,
+      }),
+    });
+  }
+}
+
+/**
+ * The body of a retry copy: the envelope with its top-level `attempts` edited
+ * in place (byte-preserving). A body that is not an envelope (poison on the
+ * bounded retry) travels unchanged; `bq-attempts` carries the count.
+ */
+function retryBody(body: Buffer, attempts: number): Buffer {
+  try {
+    return withAttempts(body, attempts);
+  } catch {
+    return body;
+  }
+}

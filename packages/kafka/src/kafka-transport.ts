@@ -1,0 +1,278 @@
+import {
+  ConfigurationError,
+  projectKafka,
+  type BindingRules,
+  type ConsumeOptions,
+  type Delivery,
+  type Logger,
+  type OutgoingMessage,
+  type Transport,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import type { KafkaMessage } from 'kafkajs';
+import { KafkaConnection, type KafkaConnectionOptions } from './connection.js';
+import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.js';
+import { KafkaHeader } from './headers.js';
+import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
+import type { RecordResult } from './partition-batch.js';
+import { DEFAULT_CONSUMER_TUNING, KafkaReinjector } from './reinjector.js';
+import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
+import { ensureKafkaTopics } from './topics.js';
+import { parseKafkaUrl } from './url.js';
+
+/** Options of {@link KafkaTransport}. */
+export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<ConsumerTuning> {
+  /** Consumer group of the work consumers. Default `"babelqueue"` (or the URL's `groupId`). */
+  readonly groupId?: string;
+  /**
+   * Retry tiers in ms, ascending: opt-in (see `DEFAULT_RETRY_TIERS_MS`). With
+   * tiers a failing record is republished to `<topic>.retry.<n>` and a delayed
+   * publish goes to the smallest tier that covers the delay. Without tiers a
+   * failing handler leaves its record uncommitted (redelivered after
+   * `redeliveryDelayMs`) and a delay is refused.
+   */
+  readonly retryTiersMs?: readonly number[];
+  /** Run the re-inject consumer beside every consume loop when tiers are set. Default true. */
+  readonly reinject?: boolean;
+  /** Consumer group of the re-inject consumers. Default `<groupId>.reinject`. */
+  readonly reinjectGroupId?: string;
+  /** Create missing retry topics (LogAppendTime, retention above the largest tier) before consuming. Default true. */
+  readonly createTopics?: boolean;
+  /** How long a partition pauses before an unsettled record is delivered again (ms). Default 1000. */
+  readonly redeliveryDelayMs?: number;
+}
+
+/**
+ * The Kafka binding's settlement rules: poison without a DLQ takes the bounded
+ * tier retry and is then dropped (the Go/Python behaviour), and with no tiers
+ * is committed, dropped and logged; a version-gated record with no DLQ is
+ * committed, dropped and logged.
+ */
+export const KAFKA_RULES: BindingRules = {
+  name: 'kafka',
+  poisonWithoutDeadLetter: 'bounded-retry',
+  deleteStrategyDropsPoison: true,
+  versionGateWithoutDeadLetter: 'drop',
+};
+
+/**
+ * Apache Kafka transport over kafkajs.
+ *
+ * - Produce: value = the envelope bytes; `bq-` headers (UTF-8 strings) plus
+ *   riders; record timestamp = `meta.created_at`; the key byte for byte.
+ * - Consume: manual commit, process-then-commit per partition in offset order;
+ *   `concurrency` partitions in parallel. The version gate reads
+ *   `bq-schema-version`; attempts = the `bq-attempts` header, else the body's.
+ * - Retry: `<topic>.retry.<n>` tiers (opt-in) with the re-inject consumer;
+ *   dead-letter: `<topic>.dlq`. Keys are carried byte for byte everywhere.
+ */
+export class KafkaTransport implements Transport {
+  readonly rules = KAFKA_RULES;
+  readonly capabilities: TransportCapabilities;
+  /** The configured retry tiers (empty when off). */
+  readonly retryTiersMs: readonly number[];
+  readonly groupId: string;
+  private readonly connection: KafkaConnection;
+  private readonly options: KafkaTransportOptions;
+  private readonly tuning: ConsumerTuning;
+  private readonly redeliveryDelayMs: number;
+  private readonly running = new Set<AbortController>();
+  private readonly loops = new Set<Promise<unknown>>();
+
+  constructor(options: KafkaTransportOptions) {
+    const fromUrl = options.url !== undefined ? parseKafkaUrl(options.url) : undefined;
+    this.options = options;
+    this.connection = new KafkaConnection(options);
+    this.groupId = options.groupId ?? fromUrl?.groupId ?? 'babelqueue';
+    this.retryTiersMs = validateRetryTiers(options.retryTiersMs ?? fromUrl?.retryTiersMs ?? []);
+    const tiers = this.retryTiersMs.length > 0;
+    // Kafka ignores retry_backoff: the tier decides the delay, so no retry carries a delay of its own.
+    this.capabilities = { delayedPublish: tiers, delayedRetry: false, retry: tiers };
+    this.redeliveryDelayMs = nonNegative('redeliveryDelayMs', options.redeliveryDelayMs ?? 1000);
+    this.tuning = {
+      maxWaitTimeMs: nonNegative('maxWaitTimeMs', options.maxWaitTimeMs ?? DEFAULT_CONSUMER_TUNING.maxWaitTimeMs),
+      commitIntervalMs: nonNegative('commitIntervalMs', options.commitIntervalMs ?? DEFAULT_CONSUMER_TUNING.commitIntervalMs),
+      sessionTimeoutMs: nonNegative('sessionTimeoutMs', options.sessionTimeoutMs ?? DEFAULT_CONSUMER_TUNING.sessionTimeoutMs),
+    };
+  }
+
+  private get logger(): Logger {
+    return this.connection.logger;
+  }
+
+  /**
+   * Publishes one envelope. A delay goes to the smallest retry tier whose
+   * delay covers it (the re-inject consumer brings it back); without tiers, or
+   * above the largest tier, the publish is refused.
+   */
+  async publish(message: OutgoingMessage): Promise<void> {
+    const { headers, timestamp } = projectKafka(message.projection, message.headers);
+    let topic = message.queue;
+    const delayMs = message.delayMs ?? 0;
+    if (delayMs > 0) {
+      const tier = tierForDelay(message.queue, this.retryTiersMs, delayMs);
+      topic = tier.topic;
+      headers[KafkaHeader.DELAY] = String(tier.delayMs);
+      headers[KafkaHeader.ORIGINAL_TOPIC] = message.queue;
+    }
+    await this.connection.write({
+      topic,
+      value: message.body,
+      key: message.key ?? null,
+      headers,
+      ...(timestamp !== undefined ? { timestamp } : {}),
+    });
+  }
+
+  /**
+   * Writes a record as is (tools, redrive): `body` and `headers` unchanged,
+   * `key` byte for byte (null when not given).
+   */
+  async publishRaw(
+    queue: string,
+    body: Buffer,
+    headers: Readonly<Record<string, string>> = {},
+    options: { readonly key?: Buffer | null } = {},
+  ): Promise<void> {
+    await this.connection.write({ topic: queue, value: body, key: options.key ?? null, headers: { ...headers } });
+  }
+
+  /**
+   * Consumes `queue` (a topic) in the consumer group `groupId` until the signal
+   * aborts or a drain limit is reached; with tiers, the re-inject consumer of
+   * `queue` runs beside it. Records of one partition are handled one after the
+   * other and committed in offset order; `concurrency` partitions run in
+   * parallel. A record that is left unsettled (a failing handler without
+   * tiers, a failed write) pauses its partition for `redeliveryDelayMs` and is
+   * delivered again; nothing after it is committed.
+   */
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    if (options.signal.aborted) return;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    this.running.add(stop);
+
+    const drain = new DrainWatch(options, () => stop.abort());
+    const context = { write: (r: RecordWrite) => this.connection.write(r), retryTiersMs: this.retryTiersMs };
+    const handle = async (record: KafkaMessage, topic: string, partition: number): Promise<RecordResult> => {
+      const delivery = new KafkaDelivery(topic, record, context);
+      drain.started();
+      try {
+        await onDelivery(delivery);
+      } catch (error) {
+        this.logger.error({ topic, partition, offset: record.offset, error: describe(error) }, 'delivery handler threw; the record stays uncommitted');
+      } finally {
+        drain.finished();
+      }
+      if (delivery.state === 'settled') return { kind: 'settled' };
+      this.logger.warn(
+        { topic, partition, offset: record.offset, why: delivery.unsettledWhy ?? 'not settled', redeliveryInMs: this.redeliveryDelayMs },
+        'Kafka record not committed; its partition pauses and the record is delivered again',
+      );
+      return { kind: 'hold', resumeInMs: this.redeliveryDelayMs };
+    };
+
+    const loops: Promise<void>[] = [
+      runConsumerLoop({
+        ...this.tuning,
+        kafka: this.connection.kafka,
+        groupId: this.groupId,
+        topics: [queue],
+        concurrency: options.concurrency,
+        signal: stop.signal,
+        logger: this.logger,
+        handle,
+        mayTake: () => drain.mayTake(),
+        onJoin: () => drain.joined(),
+      }),
+    ];
+    if (this.retryTiersMs.length > 0 && this.options.reinject !== false) {
+      const reinjector = new KafkaReinjector(
+        {
+          ...this.tuning,
+          topic: queue,
+          retryTiersMs: this.retryTiersMs,
+          groupId: this.options.reinjectGroupId ?? `${this.groupId}.reinject`,
+          createTopics: this.options.createTopics ?? true,
+          redeliveryDelayMs: this.redeliveryDelayMs,
+        },
+        this.connection,
+      );
+      loops.push(reinjector.run({ signal: stop.signal }));
+    }
+    const all = Promise.all(loops.map((loop) => loop.catch((error: unknown) => {
+      stop.abort();
+      throw error;
+    })));
+    this.loops.add(all);
+    try {
+      await all;
+    } finally {
+      drain.close();
+      this.loops.delete(all);
+      this.running.delete(stop);
+      options.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Creates the work topic, its retry tiers and (when named) its DLQ if they do not exist. */
+  async ensureTopics(queue: string, options: { partitions?: number; replicationFactor?: number; deadLetterTopic?: string } = {}): Promise<string[]> {
+    return ensureKafkaTopics(await this.connection.admin(), { topic: queue, retryTiersMs: this.retryTiersMs, ...options });
+  }
+
+  /** Stops every consume loop (in-flight records settle and commit first) and disconnects. Idempotent. */
+  async close(): Promise<void> {
+    for (const stop of this.running) stop.abort();
+    await Promise.allSettled([...this.loops]);
+    await this.connection.close();
+  }
+}
+
+/** Tracks the drain limits of one consume call: `maxMessages` handed over, or `idleMs` without activity. */
+class DrainWatch {
+  private taken = 0;
+  private inFlight = 0;
+  private lastActivity = Date.now();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ConsumeOptions, private readonly done: () => void) {}
+
+  /** The idle clock starts once the consumer has joined its group (joining can take seconds). */
+  joined(): void {
+    const { idleMs } = this.options;
+    if (idleMs === undefined || this.timer !== undefined) return;
+    this.lastActivity = Date.now();
+    this.timer = setInterval(() => {
+      if (this.inFlight === 0 && Date.now() - this.lastActivity >= idleMs) this.done();
+    }, Math.max(10, Math.min(100, idleMs / 4)));
+  }
+
+  mayTake(): boolean {
+    const { maxMessages } = this.options;
+    return maxMessages === undefined || this.taken < maxMessages;
+  }
+
+  started(): void {
+    this.taken += 1;
+    this.inFlight += 1;
+    this.lastActivity = Date.now();
+  }
+
+  finished(): void {
+    this.inFlight -= 1;
+    this.lastActivity = Date.now();
+    if (!this.mayTake() && this.inFlight === 0) this.done();
+  }
+
+  close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+  }
+}
+
+function nonNegative(name: string, value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);
+  }
+  return value;
+}

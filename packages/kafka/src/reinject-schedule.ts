@@ -1,0 +1,27 @@
+import { KafkaHeader, headerText, type RawHeaders } from './headers.js';
+
+/**
+ * When a retry-topic record is due back on its work topic:
+ * `record.timestamp + tierMs`, clamped to `[now, now + tierMs]` so a record
+ * whose timestamp lies in the future (clock skew, CreateTime topics) never
+ * waits longer than one tier.
+ */
+export function reinjectDueAt(recordTimestamp: number, tierMs: number, now: number): number {
+  const due = Number.isFinite(recordTimestamp) ? recordTimestamp + tierMs : now;
+  return Math.min(Math.max(due, now), now + tierMs);
+}
+
+/**
+ * The tier delay of a retry-topic record: its `bq-delay` header (what the
+ * writer chose), else `configuredMs`, the delay configured for its tier.
+ */
+export function tierDelayOf(headers: RawHeaders | undefined, configuredMs: number): number {
+  const text = headerText(headers, KafkaHeader.DELAY)?.trim();
+  return text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : configuredMs;
+}
+
+/** The work topic a retry-topic record returns to: `bq-original-topic`, else `workTopic`. */
+export function originalTopicOf(headers: RawHeaders | undefined, workTopic: string): string {
+  const text = headerText(headers, KafkaHeader.ORIGINAL_TOPIC)?.trim();
+  return text !== undefined && text !== '' ? text : workTopic;
+}

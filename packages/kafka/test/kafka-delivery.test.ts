@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DeadLetterWriteError } from '@babelqueue/core';
+import type { KafkaMessage } from 'kafkajs';
+import { KafkaDelivery, type RecordWrite } from '../src/kafka-delivery.js';
+
+const b = (s: string) => Buffer.from(s, 'utf8');
+const BODY = '{"job":"urn:babel:orders:created","trace_id":"t","data":{"big":12345678901234567890},"meta":{"id":"m","queue":"orders","lang":"php","schema_version":1,"created_at":1},"attempts":0}';
+
+function record(over: Partial<KafkaMessage> = {}): KafkaMessage {
+  return {
+    key: Buffer.from([0x00, 0xff, 0x10]),
+    value: b(BODY),
+    timestamp: '1000',
+    attempts: 0,
+    offset: '7',
+    size: 0,
+    headers: {
+      'bq-job': b('urn:babel:orders:created'),
+      'bq-attempts': b('1'),
+      'bq-schema-version': b('1'),
+      traceparent: b('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'),
+    },
+    ...over,
+  } as KafkaMessage;
+}
+
+function harness(tiers: number[] = [500, 1000], fail = false) {
+  const writes: RecordWrite[] = [];
+  const ctx = {
+    retryTiersMs: tiers,
+    write: async (r: RecordWrite) => {
+      if (fail) throw new Error('broker down');
+      writes.push(r);
+    },
+  };
+  return { writes, ctx };
+}
+
+describe('KafkaDelivery', () => {
+  it('exposes the body, text headers, the version-gate value and header-authoritative attempts', () => {
+    const d = new KafkaDelivery('orders', record({ headers: { 'bq-schema-version': b(' 2 '), 'bq-attempts': b('4') } }), harness().ctx);
+    assert.equal(d.body.toString(), BODY);
+    assert.equal(d.nativeSchemaVersion, '2');
+    assert.equal(d.reconcileAttempts(9), 4);
+    assert.deepEqual(d.headers, { 'bq-schema-version': ' 2 ', 'bq-attempts': '4' });
+    const bare = new KafkaDelivery('orders', record({ headers: {}, value: null }), harness().ctx);
+    assert.equal(bare.nativeSchemaVersion, undefined);
+    assert.equal(bare.reconcileAttempts(3), 3);
+    assert.equal(bare.body.length, 0, 'a null value is an empty (poison) body');
+  });
+
+  it('ack and drop settle without writing', async () => {
+    for (const decision of [{ kind: 'ack' as const }, { kind: 'drop' as const, why: 'x' }]) {
+      const { writes, ctx } = harness();
+      const d = new KafkaDelivery('orders', record(), ctx);
+      await d.settle(decision);
+      assert.equal(d.state, 'settled');
+      assert.equal(writes.length, 0);
+    }
+  });
+
+  it('a retry goes to tier min(attempts, tiers) with bq-attempts, bq-delay, bq-original-topic, the key and the edited body', async () => {
+    const { writes, ctx } = harness();
+    const d = new KafkaDelivery('orders', record(), ctx);
+    await d.settle({ kind: 'retry', delayMs: 0, attempts: 2 });
+    assert.equal(d.state, 'settled');
+    const [w] = writes;
+    assert.equal(w!.topic, 'orders.retry.2');
+    assert.deepEqual(w!.key, Buffer.from([0x00, 0xff, 0x10]));
+    assert.equal(w!.value!.toString(), BODY.replace('"attempts":0', '"attempts":2'), 'only attempts changes, big integers intact');
+    assert.equal(w!.headers['bq-attempts'], '2');
+    assert.equal(w!.headers['bq-delay'], '1000');
+    assert.equal(w!.headers['bq-original-topic'], 'orders');
+    assert.deepEqual(w!.headers.traceparent, record().headers!.traceparent, 'riders kept byte for byte');
+
+    const again = harness();
+    await new KafkaDelivery('orders', record(), again.ctx).settle({ kind: 'retry', delayMs: 0, attempts: 7 });
+    assert.equal(again.writes[0]!.topic, 'orders.retry.2', 'the last tier repeats');
+  });
+
+  it('a retry of a body that is not a JSON object carries the bytes unchanged (the count rides bq-attempts)', async () => {
+    const { writes, ctx } = harness();
+    const raw = Buffer.from([0xc3, 0x28, 0x7b]);
+    await new KafkaDelivery('orders', record({ value: raw, key: null }), ctx).settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    assert.deepEqual(writes[0]!.value, raw);
+    assert.equal(writes[0]!.key, null);
+    assert.equal(writes[0]!.topic, 'orders.retry.1');
+  });
+
+  it('a failed retry write leaves the record pending (not committed) and throws', async () => {
+    const { ctx } = harness([500], true);
+    const d = new KafkaDelivery('orders', record(), ctx);
+    await assert.rejects(d.settle({ kind: 'retry', delayMs: 0, attempts: 1 }), /broker down/);
+    assert.equal(d.state, 'pending');
+  });
+
+  it('a dead-letter writes the record with the key byte for byte, minus the attempts/version/tier headers', async () => {
+    for (const key of [null, Buffer.alloc(0), Buffer.from([1, 2, 3])]) {
+      const { writes, ctx } = harness();
+      const d = new KafkaDelivery('orders', record({ key }), ctx);
+      await d.settle({ kind: 'dead-letter', queue: 'orders.dlq', record: b('{"x":1}'), reason: 'failed' });
+      assert.equal(d.state, 'settled');
+      assert.equal(writes[0]!.topic, 'orders.dlq');
+      assert.deepEqual(writes[0]!.key, key);
+      assert.equal(writes[0]!.value!.toString(), '{"x":1}');
+      assert.deepEqual(Object.keys(writes[0]!.headers).sort(), ['bq-job', 'traceparent']);
+    }
+  });
+
+  it('a failed dead-letter write throws DeadLetterWriteError and leaves the record uncommitted', async () => {
+    const { ctx } = harness([], true);
+    const d = new KafkaDelivery('orders', record(), ctx);
+    await assert.rejects(
+      d.settle({ kind: 'dead-letter', queue: 'orders.dlq', record: b('{}'), reason: 'poison' }),
+      (e: unknown) => e instanceof DeadLetterWriteError && e.queue === 'orders.dlq',
+    );
+    assert.equal(d.state, 'pending');
+    await d.settle({ kind: 'unsettled', why: 'dead-letter write failed' });
+    assert.equal(d.state, 'unsettled');
+  });
+
+  it('unsettled marks the record for redelivery; a retry without tiers and a native DLQ are refused', async () => {
+    const d = new KafkaDelivery('orders', record(), harness([]).ctx);
+    await d.settle({ kind: 'unsettled', why: 'no tiers' });
+    assert.equal(d.state, 'unsettled');
+    assert.equal(d.unsettledWhy, 'no tiers');
+    const e = new KafkaDelivery('orders', record(), harness([]).ctx);
+    await assert.rejects(e.settle({ kind: 'retry', delayMs: 0, attempts: 1 }), /needs retry tiers/);
+    await assert.rejects(e.settle({ kind: 'native-dead-letter', why: 'x' }), /no native dead-letter/);
+    assert.equal(e.state, 'pending');
+  });
+});
