@@ -59,11 +59,15 @@ export class Publisher {
 
   private async sendOnce(request: PublishRequest): Promise<void> {
     const model = await this.connection.open(request.wait);
-    await this.queues.ensure(model, request.spec, request.wait);
+    const { spec } = request;
+    // A delayed message expires into its target queue: it must exist by then,
+    // or the broker drops the message at expiry.
+    if (spec.kind === 'delay') await this.queues.ensure(model, { kind: 'work', name: spec.target }, request.wait);
+    await this.queues.ensure(model, spec, request.wait);
     const channel = await this.slot.get(request.wait);
     const draining = this.drained.get(channel);
     if (draining) await draining;
-    const routingKey = request.spec.name;
+    const routingKey = spec.name;
     const entry: Pending = { routingKey, body: request.body, returned: false };
     const queue = this.pending.get(channel)!;
     const result = new Promise<void>((resolve, reject) => {

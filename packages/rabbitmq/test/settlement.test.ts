@@ -1,0 +1,364 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Options } from 'amqplib';
+import { createApp, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { RabbitMqTransport } from '@babelqueue/rabbitmq';
+import { captureLogger, envelope, Raw, rabbit, uniqueQueue } from './support/rabbit.js';
+
+const URN = 'urn:babel:orders:created';
+
+/** Every settlement path, through createApp, in both consume modes. */
+for (const mode of ['consume', 'get'] as const) {
+  describe(`RabbitMQ settlement through the App (${mode} mode)`, { skip: rabbit.skip }, () => {
+    const url = rabbit.url!;
+    let raw: Raw;
+    const created: string[] = [];
+
+    before(async () => {
+      raw = await Raw.open(url);
+    });
+    after(async () => {
+      await raw.cleanup(...created);
+      await raw.close();
+    });
+
+    /** A queue, its DLQ and delay queues, all removed after the suite. */
+    function names(prefix: string) {
+      const queue = uniqueQueue(`bq-rmq-${mode}-${prefix}`);
+      const dlq = `${queue}.dlq`;
+      created.push(queue, dlq);
+      return { queue, dlq, delay: (ms: number) => (created.push(`${queue}.delay.${ms}`), `${queue}.delay.${ms}`) };
+    }
+
+    function app(queue: string, options: Partial<AppOptions> = {}) {
+      const logger = captureLogger();
+      const transport = new RabbitMqTransport({ url, mode, requeueDelayMs: 50, poll: { minMs: 10, maxMs: 50 }, logger });
+      const instance = createApp({ transport, queue, logger, ...options });
+      return { app: instance, transport, logger };
+    }
+
+    /** Publishes raw bytes as a foreign producer would. */
+    async function publishRaw(queue: string, body: Buffer, properties: Options.Publish = {}) {
+      await raw.channel.assertQueue(queue, { durable: true });
+      raw.channel.sendToQueue(queue, body, { persistent: true, ...properties });
+    }
+
+    it('acknowledges a handled message', async () => {
+      const { queue, dlq } = names('ack');
+      const { app: a } = app(queue, { deadLetter: true });
+      const seen: Message[] = [];
+      a.handle(URN, (_data, message) => void seen.push(message));
+      await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+      assert.equal(await a.consume({ idleMs: 300 }), 1);
+      await a.close();
+      assert.equal(seen.length, 1);
+      assert.equal(seen[0]!.attempts, 1);
+      assert.equal(seen[0]!.headers.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+      assert.equal(seen[0]!.headers['x-attempts'], 0);
+      assert.equal(await raw.count(queue), 0);
+      assert.equal(await raw.count(dlq), 0);
+    });
+
+    it('re-publishes a retry with attempts + 1 in the body and x-attempts, and acknowledges the original', async () => {
+      const { queue } = names('retry-copy');
+      const { body, projection } = envelope(URN, { order_id: 2 }, queue);
+      const { app: a, transport } = app(queue, { maxAttempts: 3 });
+      await transport.publish({ body, queue, projection, headers: { traceparent: 'tp-1' } });
+      a.handle(URN, () => {
+        throw new Error('boom');
+      });
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: 2000 }), 1);
+      await a.close();
+      const [copy, ...rest] = await raw.drain(queue);
+      assert.equal(rest.length, 0, 'the original was acknowledged: only the copy is left');
+      assert.ok(copy!.content.equals(withAttempts(body, 1)), 'byte-preserving copy with attempts 1');
+      assert.equal(copy!.properties.headers!['x-attempts'], 1);
+      assert.equal(copy!.properties.headers!.traceparent, 'tp-1');
+      assert.equal(copy!.properties.type, URN);
+      assert.equal(copy!.properties.messageId, projection.messageId);
+      assert.equal(copy!.properties.correlationId, projection.traceId);
+      assert.equal(copy!.properties.deliveryMode, 2);
+    });
+
+    it('retries a failing handler up to maxAttempts, then dead-letters the original bytes with the counted attempt', async () => {
+      const { queue, dlq } = names('exhaust');
+      const { body, projection } = envelope(URN, { order_id: 3 }, queue);
+      const { app: a, transport } = app(queue, { maxAttempts: 3, deadLetter: true });
+      await transport.publish({ body, queue, projection });
+      const attempts: number[] = [];
+      a.handle(URN, (_data, message) => {
+        attempts.push(message.attempts);
+        throw new TypeError('gateway timeout');
+      });
+      assert.equal(await a.consume({ idleMs: 400 }), 3);
+      await a.close();
+      assert.deepEqual(attempts, [1, 2, 3]);
+      assert.equal(await raw.count(queue), 0);
+      const [record] = await raw.drain(dlq);
+      const lastDelivered = withAttempts(body, 2);
+      assert.ok(
+        record!.content.subarray(0, lastDelivered.length - 1).equals(lastDelivered.subarray(0, -1)),
+        'the record is the delivered envelope verbatim plus a dead_letter member',
+      );
+      const parsed = JSON.parse(record!.content.toString('utf8'));
+      assert.equal(parsed.dead_letter.reason, 'failed');
+      assert.equal(parsed.dead_letter.attempts, 3);
+      assert.equal(parsed.dead_letter.error, 'gateway timeout');
+      assert.equal(parsed.dead_letter.exception, 'TypeError');
+      assert.equal(parsed.dead_letter.original_queue, queue);
+      assert.equal(record!.properties.type, URN, 'the record keeps the routing properties');
+      assert.equal(record!.properties.deliveryMode, 2);
+    });
+
+    it('drops an exhausted message when dead-lettering is off', async () => {
+      const { queue, dlq } = names('exhaust-drop');
+      const { app: a, logger } = app(queue, { maxAttempts: 2 });
+      let calls = 0;
+      a.handle(URN, () => {
+        calls += 1;
+        throw new Error('no');
+      });
+      await a.publish(URN, {});
+      await a.consume({ idleMs: 400 });
+      await a.close();
+      assert.equal(calls, 2);
+      assert.equal(await raw.count(queue), 0);
+      assert.equal(await raw.count(dlq), 0);
+      assert.match(logger.text(), /dropped/);
+    });
+
+    it('waits the backoff in the <queue>.delay.<ms> holding queue before the next delivery', async () => {
+      const { queue, delay } = names('backoff');
+      const holding = delay(300);
+      const { app: a } = app(queue, { maxAttempts: 2, retryBackoff: { baseMs: 300, multiplier: 1 } });
+      const at: number[] = [];
+      a.handle(URN, () => {
+        at.push(Date.now());
+        throw new Error('later');
+      });
+      await a.publish(URN, {});
+      await a.consume({ idleMs: 1500 });
+      await a.close();
+      assert.equal(at.length, 2);
+      const gap = at[1]! - at[0]!;
+      assert.ok(gap >= 290, `redelivered after ${gap} ms`);
+      assert.ok(gap < 2300, `redelivered after ${gap} ms`);
+      assert.equal(await raw.count(holding), 0);
+      // The holding queue is the one named for the delay, with its TTL and dead-letter route.
+      const probe = await raw.model.createChannel();
+      probe.on('error', () => undefined);
+      await assert.rejects(probe.assertQueue(holding, { durable: true }), /PRECONDITION_FAILED/);
+    });
+
+    describe('unknown URN', () => {
+      it('fail: retried like a failure, then dead-lettered as unknown_urn', async () => {
+        const { queue, dlq } = names('urn-fail');
+        const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'fail' });
+        await a.publish('urn:babel:nobody:home', {});
+        assert.equal(await a.consume({ idleMs: 400 }), 2);
+        await a.close();
+        const [record] = await raw.drain(dlq);
+        const parsed = JSON.parse(record!.content.toString('utf8'));
+        assert.equal(parsed.dead_letter.reason, 'unknown_urn');
+        assert.equal(parsed.dead_letter.attempts, 2);
+      });
+
+      it('delete: acknowledged and dropped', async () => {
+        const { queue, dlq } = names('urn-delete');
+        const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
+        await a.publish('urn:babel:nobody:home', {});
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        assert.equal(await raw.count(queue), 0);
+        assert.equal(await raw.count(dlq), 0);
+      });
+
+      it('release: put back after the release delay (through the holding queue)', async () => {
+        const { queue, dlq, delay } = names('urn-release');
+        delay(150);
+        const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 150 });
+        await a.publish('urn:babel:nobody:home', {});
+        assert.equal(await a.consume({ idleMs: 1200 }), 2);
+        await a.close();
+        const [record] = await raw.drain(dlq);
+        assert.equal(JSON.parse(record!.content.toString('utf8')).dead_letter.reason, 'unknown_urn');
+      });
+
+      it('dead_letter: written to the DLQ on the first delivery', async () => {
+        const { queue, dlq } = names('urn-dl');
+        const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'dead_letter' });
+        await a.publish('urn:babel:nobody:home', {});
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        const [record] = await raw.drain(dlq);
+        const parsed = JSON.parse(record!.content.toString('utf8'));
+        assert.equal(parsed.dead_letter.reason, 'unknown_urn');
+        assert.equal(parsed.dead_letter.attempts, 1);
+      });
+
+      it('dead_letter without a DLQ degrades to delete', async () => {
+        const { queue, dlq } = names('urn-dl-off');
+        const { app: a } = app(queue, { onUnknownUrn: 'dead_letter' });
+        await a.publish('urn:babel:nobody:home', {});
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        assert.equal(await raw.count(queue), 0);
+        assert.equal(await raw.count(dlq), 0);
+      });
+    });
+
+    describe('poison', () => {
+      const cases = [
+        { name: 'not JSON', body: Buffer.from('not json {'), record: (r: Record<string, unknown>) => assert.equal(r.raw, 'not json {') },
+        { name: 'identity-less object', body: Buffer.from('{"foo":1}'), record: (r: Record<string, unknown>) => assert.equal(r.foo, 1) },
+        {
+          name: 'invalid UTF-8',
+          body: Buffer.from([0xff, 0x0e]),
+          record: (r: Record<string, unknown>) => {
+            assert.equal(r.raw, '/w4=');
+            assert.equal(r.raw_encoding, 'base64');
+          },
+        },
+      ];
+      for (const c of cases) {
+        it(`${c.name}: dead-lettered at once as a poison record when a DLQ is set`, async () => {
+          const { queue, dlq } = names('poison-dl');
+          await publishRaw(queue, c.body);
+          const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true });
+          let calls = 0;
+          a.handle(URN, () => void (calls += 1));
+          assert.equal(await a.consume({ idleMs: 300 }), 1);
+          await a.close();
+          assert.equal(calls, 0);
+          assert.equal(await raw.count(queue), 0);
+          const [record] = await raw.drain(dlq);
+          const parsed = JSON.parse(record!.content.toString('utf8'));
+          assert.equal(parsed.dead_letter.reason, 'poison');
+          assert.equal(parsed.dead_letter.attempts, 1);
+          c.record(parsed);
+          assert.equal(record!.properties.contentType, 'application/json');
+        });
+      }
+
+      it('without a DLQ: acknowledged, dropped and logged (never retried)', async () => {
+        const { queue, dlq } = names('poison-drop');
+        await publishRaw(queue, Buffer.from('not json {'));
+        const { app: a, logger } = app(queue, { maxAttempts: 5 });
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        assert.equal(await raw.count(queue), 0);
+        assert.equal(await raw.count(dlq), 0);
+        assert.match(logger.text(), /dropped.*poison/);
+        assert.doesNotMatch(logger.text(), /not json \{/, 'the body is never logged');
+      });
+
+      it('on_unknown_urn delete: dropped even with a DLQ', async () => {
+        const { queue, dlq } = names('poison-delete');
+        await publishRaw(queue, Buffer.from('not json {'));
+        const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        assert.equal(await raw.count(queue), 0);
+        assert.equal(await raw.count(dlq), 0);
+      });
+    });
+
+    describe('version gate on x-schema-version', () => {
+      const projectionHeaders = (version: unknown) => ({
+        type: URN,
+        appId: 'babelqueue',
+        headers: { 'x-schema-version': version, 'x-source-lang': 'go', 'x-attempts': 0, traceparent: 'tp' },
+      });
+
+      it('a value other than 1: settled on the first delivery as the raw body in the DLQ, without the counters', async () => {
+        const { queue, dlq } = names('gate-dl');
+        const { body } = envelope(URN, { order_id: 9 }, queue);
+        await publishRaw(queue, body, projectionHeaders(2));
+        const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'fail' });
+        let calls = 0;
+        a.handle(URN, () => void (calls += 1));
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        assert.equal(calls, 0, 'never reaches the handler');
+        assert.equal(await raw.count(queue), 0);
+        const [record] = await raw.drain(dlq);
+        assert.ok(record!.content.equals(body), 'byte for byte, no dead_letter block');
+        assert.equal(record!.properties.type, URN);
+        assert.deepEqual(record!.properties.headers, { 'x-source-lang': 'go', traceparent: 'tp' });
+      });
+
+      it('without a DLQ: acknowledged, dropped and logged', async () => {
+        const { queue, dlq } = names('gate-drop');
+        const { body } = envelope(URN, {}, queue);
+        await publishRaw(queue, body, projectionHeaders('2'));
+        const { app: a, logger } = app(queue, { maxAttempts: 5 });
+        let calls = 0;
+        a.handle(URN, () => void (calls += 1));
+        assert.equal(await a.consume({ idleMs: 300 }), 1);
+        await a.close();
+        assert.equal(calls, 0);
+        assert.equal(await raw.count(queue), 0);
+        assert.equal(await raw.count(dlq), 0);
+        const dropped = logger.lines.find((line) => line.message === 'dropped');
+        assert.match(String(dropped?.fields.why), /unsupported native schema version "2"/);
+      });
+
+      for (const [label, value] of [
+        ['integer 1', 1],
+        ['string "1"', '1'],
+        ['" 1 " (trimmed)', ' 1 '],
+        ['blank (absent)', '  '],
+        ['null (absent)', null],
+        ['absent', undefined],
+      ] as const) {
+        it(`${label}: decoded and handled normally`, async () => {
+          const { queue } = names('gate-pass');
+          const { body } = envelope(URN, {}, queue);
+          const properties = projectionHeaders(value);
+          if (value === undefined) delete (properties.headers as Record<string, unknown>)['x-schema-version'];
+          await publishRaw(queue, body, properties);
+          const { app: a } = app(queue, { deadLetter: true });
+          let calls = 0;
+          a.handle(URN, () => void (calls += 1));
+          await a.consume({ idleMs: 300 });
+          await a.close();
+          assert.equal(calls, 1);
+        });
+      }
+    });
+
+    it('a failed DLQ write acknowledges nothing: the message is redelivered and the write retried', async () => {
+      const { queue, dlq } = names('dlq-fail');
+      // A DLQ that refuses every publish (basic.nack): the write fails on the broker.
+      await raw.channel.assertQueue(dlq, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+      const { body, projection } = envelope(URN, { order_id: 7 }, queue);
+      const first = app(queue, { maxAttempts: 1, deadLetter: true });
+      await first.transport.publish({ body, queue, projection });
+      let calls = 0;
+      first.app.handle(URN, () => {
+        calls += 1;
+        throw new Error('always');
+      });
+      assert.equal(await first.app.consume({ maxMessages: 3, idleMs: 3000 }), 3);
+      await first.app.close();
+      assert.equal(calls, 3, 'redelivered after each failed write');
+      assert.match(first.logger.text(), /dead-letter write failed/);
+      assert.equal(await raw.count(dlq), 0);
+      await raw.waitForCount(queue, 1, 3000);
+      const [still] = await raw.drain(queue);
+      assert.ok(still!.content.equals(body), 'nothing was acknowledged: the original is still there, unchanged');
+
+      // Once the DLQ accepts writes again, the next delivery writes the record.
+      await raw.channel.deleteQueue(dlq);
+      await publishRaw(queue, still!.content, still!.properties);
+      const second = app(queue, { maxAttempts: 1, deadLetter: true });
+      second.app.handle(URN, () => {
+        throw new Error('always');
+      });
+      assert.equal(await second.app.consume({ idleMs: 300 }), 1);
+      await second.app.close();
+      assert.equal(await raw.count(queue), 0);
+      assert.equal(await raw.count(dlq), 1);
+    });
+  });
+}
