@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { EnvelopeCodec, type EnvelopeProjection, type Logger } from '@babelqueue/core';
+import { EnvelopeCodec, type EnvelopeProjection, type JsonObject, type Logger } from '@babelqueue/core';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
 export { uniqueQueue };
@@ -62,7 +62,7 @@ export class Raw {
 }
 
 /** A freshly made envelope and its encoded bytes. */
-export function envelope(urn: string, data: Record<string, unknown>, queue: string) {
+export function envelope(urn: string, data: JsonObject, queue: string) {
   const env = EnvelopeCodec.make(urn, data, { queue });
   const body = Buffer.from(EnvelopeCodec.encode(env), 'utf8');
   const projection: EnvelopeProjection = {
