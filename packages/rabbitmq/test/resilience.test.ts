@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { dirname, join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createApp, silentLogger } from '@babelqueue/core';
+import { RabbitMqTransport, RabbitMqUnavailableError } from '@babelqueue/rabbitmq';
+import { CuttableProxy } from './support/proxy.js';
+import { captureLogger, closeConnectionsNamed, envelope, Raw, rabbit, sleep, uniqueQueue } from './support/rabbit.js';
+
+const URN = 'urn:babel:orders:created';
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '../../..');
+
+describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
+  const url = rabbit.url!;
+  let raw: Raw;
+  const created: string[] = [];
+  const queue = (prefix: string) => {
+    const name = uniqueQueue(prefix);
+    created.push(name, `${name}.dlq`);
+    return name;
+  };
+
+  before(async () => {
+    raw = await Raw.open(url);
+  });
+  after(async () => {
+    await raw.cleanup(...created);
+    await raw.close();
+  });
+
+  for (const mode of ['consume', 'get'] as const) {
+    it(`${mode}: a consumer killed with SIGKILL mid-handler — the message is redelivered and handled`, async () => {
+      const q = queue(`bq-rmq-sigkill-${mode}`);
+      const producer = new RabbitMqTransport({ url, logger: silentLogger });
+      const { body, projection } = envelope(URN, { order_id: 11 }, q);
+      await producer.publish({ body, queue: q, projection });
+      await producer.close();
+
+      const child = spawn(
+        process.execPath,
+        ['--conditions=source', '--import', 'tsx', join(here, 'fixtures/hanging-consumer.ts'), url, q, mode],
+        { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const until = Date.now() + 30_000;
+      while (!output.includes(`started ${projection.messageId}`)) {
+        if (Date.now() > until) throw new Error(`the child never started the handler: ${output}`);
+        await sleep(20);
+      }
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+
+      const app = createApp({ transport: new RabbitMqTransport({ url, mode, logger: silentLogger }), queue: q, logger: silentLogger });
+      const seen: { id: string; attempts: number }[] = [];
+      app.handle(URN, (_data, message) => void seen.push({ id: message.id, attempts: message.attempts }));
+      await app.consume({ idleMs: 500 });
+      await app.close();
+      assert.deepEqual(seen, [{ id: projection.messageId, attempts: 1 }]);
+      assert.equal(await raw.count(q), 0);
+    });
+  }
+
+  const cuts = [
+    {
+      name: 'rabbitmqctl close_connection',
+      cut: async (connectionName: string) => {
+        const closed = await closeConnectionsNamed(connectionName);
+        return closed === false ? 'rabbitmqctl cannot reach the broker from here' : closed > 0 ? undefined : 'no connection found';
+      },
+    },
+    { name: 'TCP reset', cut: undefined },
+  ];
+
+  for (const mode of ['consume', 'get'] as const) {
+    for (const { name, cut } of cuts) {
+      it(`${mode}: the connection cut mid-stream (${name}) — the consumer resumes and nothing is lost`, async (t) => {
+        const q = queue(`bq-rmq-cut-${mode}`);
+        const total = 120;
+        const producer = new RabbitMqTransport({ url, logger: silentLogger });
+        const ids = new Set<string>();
+        for (let i = 0; i < total; i += 1) {
+          const { body, projection } = envelope(URN, { i }, q);
+          ids.add(projection.messageId);
+          await producer.publish({ body, queue: q, projection });
+        }
+        await producer.close();
+
+        const proxy = new CuttableProxy({ host: new URL(url).hostname, port: Number(new URL(url).port || 5672) });
+        await proxy.start();
+        const connectionName = `bq-test-cut-${mode}-${process.pid}-${Date.now()}`;
+        const logger = captureLogger();
+        const transport = new RabbitMqTransport({
+          url: cut ? url : proxy.url(url),
+          mode,
+          connectionName,
+          reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
+          poll: { minMs: 10, maxMs: 50 },
+          logger,
+        });
+        const app = createApp({ transport, queue: q, logger });
+        const handled = new Set<string>();
+        let cutDone = false;
+        let release!: () => void;
+        const afterCut = new Promise<void>((resolve) => (release = resolve));
+        let held = 0;
+        app.handle(URN, async (_data, message) => {
+          // Hold a few handlers across the cut: their acks then hit a dead
+          // channel, so they do not count; the redelivered copies must.
+          if (!cutDone && handled.size >= 30 && held < 2) {
+            held += 1;
+            await afterCut;
+            return;
+          }
+          await sleep(2);
+          handled.add(message.id);
+        });
+        const stop = new AbortController();
+        const running = app.run({ concurrency: 4, signal: stop.signal });
+        while (handled.size < 30 || held < 2) await sleep(5);
+        let skipped: string | undefined;
+        if (cut) skipped = await cut(connectionName);
+        else proxy.cut();
+        cutDone = true;
+        if (!skipped) {
+          // Release the held handlers once the client noticed the loss, so
+          // their acks meet the dead channel deterministically.
+          while (!/connection lost; reconnecting/.test(logger.text())) await sleep(5);
+        }
+        release();
+        if (skipped) {
+          stop.abort();
+          await running;
+          await proxy.down();
+          t.skip(skipped);
+          return;
+        }
+        const until = Date.now() + 30_000;
+        while (handled.size < total && Date.now() < until) await sleep(20);
+        stop.abort();
+        await running;
+        await proxy.down();
+        assert.equal(handled.size, total, `handled ${handled.size} of ${total}`);
+        assert.deepEqual([...handled].sort(), [...ids].sort());
+        assert.equal(await raw.count(q), 0, 'everything acknowledged in the end');
+        assert.match(logger.text(), /closed before settlement|settlement lost with its channel/, 'the acks on the dead channel were logged, not thrown');
+      });
+    }
+  }
+
+  describe('publishing during an outage', () => {
+    let proxy: CuttableProxy;
+    before(async () => {
+      proxy = new CuttableProxy({ host: new URL(url).hostname, port: Number(new URL(url).port || 5672) });
+      await proxy.start();
+    });
+    after(async () => {
+      await proxy.down();
+    });
+
+    it("publishWhileDisconnected 'fail': rejects clearly while the broker is away, works again after the reconnect", async () => {
+      const q = queue('bq-rmq-outage-fail');
+      const transport = new RabbitMqTransport({ url: proxy.url(url), reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, logger: silentLogger });
+      try {
+        const { body, projection } = envelope(URN, {}, q);
+        await transport.publish({ body, queue: q, projection });
+        await proxy.down();
+        await sleep(50);
+        await assert.rejects(transport.publish({ body, queue: q, projection }), (error: unknown) => {
+          assert.ok(error instanceof RabbitMqUnavailableError, String(error));
+          return true;
+        });
+        await proxy.start();
+        const until = Date.now() + 10_000;
+        for (;;) {
+          try {
+            await transport.publish({ body, queue: q, projection });
+            break;
+          } catch (error) {
+            if (Date.now() > until) throw error;
+            await sleep(50);
+          }
+        }
+        assert.equal(await raw.count(q), 2, 'exactly the two confirmed publishes');
+      } finally {
+        await transport.close();
+      }
+    });
+
+    it("publishWhileDisconnected 'wait': the publish waits for the reconnect and lands", async () => {
+      const q = queue('bq-rmq-outage-wait');
+      const transport = new RabbitMqTransport({
+        url: proxy.url(url),
+        publishWhileDisconnected: 'wait',
+        reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+        logger: silentLogger,
+      });
+      try {
+        const { body, projection } = envelope(URN, {}, q);
+        await transport.publish({ body, queue: q, projection });
+        await proxy.down();
+        await sleep(50);
+        let settled = false;
+        const pending = transport.publish({ body, queue: q, projection }).finally(() => (settled = true));
+        await sleep(400);
+        assert.equal(settled, false, 'still waiting while the broker is away');
+        await proxy.start();
+        await pending;
+        assert.equal(await raw.count(q), 2);
+      } finally {
+        await transport.close();
+      }
+    });
+
+    it('a waiting publish is rejected, not dropped silently, when the transport closes', async () => {
+      const q = queue('bq-rmq-outage-close');
+      const transport = new RabbitMqTransport({ url: proxy.url(url), publishWhileDisconnected: 'wait', logger: silentLogger });
+      const { body, projection } = envelope(URN, {}, q);
+      await transport.publish({ body, queue: q, projection });
+      await proxy.down();
+      await sleep(50);
+      const pending = transport.publish({ body, queue: q, projection });
+      await sleep(100);
+      await transport.close();
+      await assert.rejects(pending, /closed/);
+      await proxy.start();
+    });
+  });
+});
