@@ -60,8 +60,10 @@ export function kafkaAttempts(headers: RawHeaders | undefined, bodyAttempts: num
 }
 
 /**
- * A copy of received headers with `set` applied and `drop` removed, raw bytes
- * of every other header kept as received (re-emits are surgical).
+ * A copy of received headers with `set` applied and `drop` removed, the raw
+ * bytes of every other header kept as received (re-emits are surgical). A
+ * header received with a null value is left out: kafkajs cannot write a null
+ * header value, and the binding reads a null value as absent anyway.
  */
 export function editHeaders(
   headers: RawHeaders | undefined,
@@ -70,7 +72,10 @@ export function editHeaders(
 ): RawHeaders {
   const out: RawHeaders = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!drop.includes(name) && !(name in set)) out[name] = value;
+    if (drop.includes(name) || name in set) continue;
+    const kept = Array.isArray(value) ? value.filter((v) => v !== null && v !== undefined) : value;
+    if (kept === null || kept === undefined || (Array.isArray(kept) && kept.length === 0)) continue;
+    out[name] = kept;
   }
   return Object.assign(out, set);
 }

@@ -75,10 +75,13 @@ describe('Kafka header helpers', () => {
 
   it('edits headers surgically: set, drop, every other value kept as the same bytes', () => {
     const trace = b('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
-    const raw = { traceparent: trace, 'bq-attempts': b('1'), 'bq-delay': b('500'), dup: [b('a'), b('b')] };
+    const nul = null as unknown as Buffer;
+    const raw = { traceparent: trace, 'bq-attempts': b('1'), 'bq-delay': b('500'), dup: [b('a'), b('b')], nul, mixed: [nul, b('m')] };
     const out = editHeaders(raw, { 'bq-attempts': '2' }, ['bq-delay']);
     assert.equal(out.traceparent, trace);
     assert.deepEqual(out.dup, [b('a'), b('b')]);
+    assert.equal('nul' in out, false, 'a null-valued header is left out (kafkajs cannot write one; it reads as absent)');
+    assert.deepEqual(out.mixed, [b('m')]);
     assert.equal(out['bq-attempts'], '2');
     assert.equal('bq-delay' in out, false);
   });

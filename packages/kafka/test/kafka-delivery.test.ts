@@ -22,7 +22,7 @@ function record(over: Partial<KafkaMessage> = {}): KafkaMessage {
       traceparent: b('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'),
     },
     ...over,
-  } as KafkaMessage;
+  } as unknown as KafkaMessage;
 }
 
 function harness(tiers: number[] = [500, 1000], fail = false) {

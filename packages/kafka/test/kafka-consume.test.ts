@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createApp, silentLogger, type DropEvent, type Envelope } from '@babelqueue/core';
+import { Lab, kafka, text, until } from './support/kafka-lab.js';
+
+const b = (s: string) => Buffer.from(s, 'utf8');
+const URN = 'urn:babel:orders:created';
+
+/** A canonical envelope body written by "another SDK". */
+function envelope(id: string, attempts = 0, data: Record<string, unknown> = {}): Buffer {
+  return b(JSON.stringify({
+    job: URN,
+    trace_id: `trace-${id}`,
+    data,
+    meta: { id, queue: 'orders', lang: 'go', schema_version: 1, created_at: 1749132727000 },
+    attempts,
+  }));
+}
+
+describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
+  let lab: Lab;
+  before(() => {
+    lab = new Lab(kafka.url!);
+  });
+  after(() => lab.close());
+
+  it('version gate: bq-schema-version other than "1" never reaches a handler; with a DLQ the raw bytes go there', async () => {
+    const topic = await lab.topic('gate');
+    const undecodable = Buffer.from([0xff, 0x00, 0x7b]);
+    await lab.produce(topic, [
+      { value: undecodable, key: b('k'), headers: { 'bq-schema-version': b('2'), 'bq-attempts': b('0'), traceparent: b('tp') } },
+      { value: envelope('blank-header'), headers: { 'bq-schema-version': b(' ') } },
+      { value: envelope('one'), headers: { 'bq-schema-version': b('1') } },
+    ]);
+    const handled: string[] = [];
+    const app = createApp({ transport: lab.transport(), queue: topic, deadLetter: true, logger: silentLogger })
+      .handle(URN, (_data, msg) => void handled.push(msg.id));
+    assert.equal(await app.consume({ maxMessages: 3 }), 3);
+    await app.close();
+    assert.deepEqual(handled, ['blank-header', 'one'], 'a blank header decodes normally (null-valued: see the unit table; kafkajs cannot write one)');
+
+    const [dead] = await lab.read(`${topic}.dlq`, 1);
+    assert.deepEqual(dead!.value, undecodable, 'the version-gated record is the raw body, no dead_letter block');
+    assert.deepEqual(dead!.key, b('k'));
+    assert.equal(text(dead!.headers, 'traceparent'), 'tp');
+    assert.equal(text(dead!.headers, 'bq-schema-version'), undefined);
+  });
+
+  it('version gate without a DLQ: committed, dropped and logged through onDrop', async () => {
+    const topic = await lab.topic('gate-drop');
+    await lab.produce(topic, [{ value: envelope('gated'), headers: { 'bq-schema-version': b('7') } }, { value: envelope('next') }]);
+    const drops: DropEvent[] = [];
+    const handled: string[] = [];
+    const transport = lab.transport();
+    const app = createApp({ transport, queue: topic, logger: silentLogger, onDrop: (e) => void drops.push(e) })
+      .handle(URN, (_d, msg) => void handled.push(msg.id));
+    await app.consume({ maxMessages: 2 });
+    await app.close();
+    assert.deepEqual(handled, ['next']);
+    await until(() => drops.length === 1, 5000, 'onDrop');
+    assert.match(drops[0]!.why, /unsupported native schema version "7"/);
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 }, 'both offsets committed');
+  });
+
+  it('reconciles attempts from bq-attempts when present (not a max), else from the body', async () => {
+    const topic = await lab.topic('reconcile');
+    await lab.produce(topic, [
+      { value: envelope('lower-header', 5), headers: { 'bq-attempts': b('1') } },
+      { value: envelope('higher-header', 1), headers: { 'bq-attempts': b('4') } },
+      { value: envelope('no-header', 2) },
+    ]);
+    const seen: Record<string, number> = {};
+    const app = createApp({ transport: lab.transport(), queue: topic, maxAttempts: 0, logger: silentLogger })
+      .handle(URN, (_d, msg) => void (seen[msg.id] = msg.attempts));
+    await app.consume({ maxMessages: 3 });
+    await app.close();
+    // The handler sees the counted attempt: reconciled + 1.
+    assert.deepEqual(seen, { 'lower-header': 2, 'higher-header': 5, 'no-header': 3 });
+  });
+
+  it('dead-letters a failing record to <topic>.dlq with the dead_letter block, keeping null, empty and binary keys', async () => {
+    const topic = await lab.topic('dlq');
+    const keys = [null, Buffer.alloc(0), Buffer.from([0x00, 0xff, 0x01])];
+    await lab.produce(topic, keys.map((key, i) => ({ value: envelope(`m${i}`, 0, { big: 12345678901234567890n.toString() }), key, headers: { traceparent: b(`tp${i}`) } })));
+    // maxAttempts 1: the first failure is terminal (tiers configured, so the policy never needs to leave it unsettled).
+    const app = createApp({ transport: lab.transport({ retryTiersMs: [500] }), queue: topic, maxAttempts: 1, deadLetter: true, logger: silentLogger })
+      .handle(URN, () => {
+        throw new TypeError('gateway timeout');
+      });
+    await app.consume({ maxMessages: 3 });
+    await app.close();
+
+    const dead = await lab.read(`${topic}.dlq`, 3);
+    for (const [i, key] of keys.entries()) {
+      const record = dead.find((r) => text(r.headers, 'traceparent') === `tp${i}`)!;
+      assert.deepEqual(record.key, key, `key #${i} byte for byte`);
+      const original = envelope(`m${i}`, 0, { big: '12345678901234567890' }).toString();
+      const value = record.value!.toString();
+      assert.ok(value.startsWith(original.slice(0, -1)), 'the original envelope verbatim, then the block');
+      const parsed = JSON.parse(value) as Envelope & { dead_letter: Record<string, unknown> };
+      assert.deepEqual(
+        { ...parsed.dead_letter, failed_at: 0 },
+        { reason: 'failed', error: 'gateway timeout', exception: 'TypeError', failed_at: 0, original_queue: topic, attempts: 1, lang: 'node' },
+      );
+    }
+  });
+
+  it('poison never blocks the partition: the good records behind it are processed', async () => {
+    for (const deadLetter of [false, true]) {
+      const topic = await lab.topic(deadLetter ? 'poison-dlq' : 'poison');
+      await lab.produce(topic, [
+        { value: b('{"no":"identity"}'), key: b('p') },
+        { value: b('not json at all') },
+        { value: envelope('good-1') },
+        { value: envelope('good-2') },
+      ]);
+      const handled: string[] = [];
+      const transport = lab.transport();
+      const app = createApp({ transport, queue: topic, deadLetter, logger: silentLogger }).handle(URN, (_d, m) => void handled.push(m.id));
+      await app.consume({ maxMessages: 4 });
+      await app.close();
+      assert.deepEqual(handled, ['good-1', 'good-2']);
+      assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 4 });
+      if (deadLetter) {
+        const dead = await lab.read(`${topic}.dlq`, 2);
+        const reasons = dead.map((r) => (JSON.parse(r.value!.toString()) as { dead_letter: { reason: string } }).dead_letter.reason);
+        assert.deepEqual(reasons, ['poison', 'poison']);
+        assert.equal(JSON.parse(dead[1]!.value!.toString()).raw, 'not json at all');
+        assert.deepEqual(dead[0]!.key, b('p'));
+      }
+    }
+  });
+
+  it('without tiers a failing handler raises: the record is not committed, is delivered again, and later records wait', async () => {
+    const topic = await lab.topic('no-tiers');
+    await lab.produce(topic, [{ value: envelope('flaky') }, { value: envelope('after') }]);
+    const order: string[] = [];
+    let failures = 0;
+    const transport = lab.transport({ redeliveryDelayMs: 100 });
+    const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, (_d, msg) => {
+      order.push(`${msg.id}@${msg.attempts}`);
+      if (msg.id === 'flaky' && failures < 2) {
+        failures += 1;
+        throw new Error('not yet');
+      }
+    });
+    const stop = new AbortController();
+    const run = app.run({ signal: stop.signal });
+    await until(() => order.includes('after@1'), 20_000, 'the record after the flaky one');
+    stop.abort();
+    await run;
+    assert.deepEqual(order, ['flaky@1', 'flaky@1', 'flaky@1', 'after@1'], 'same record, same attempt count (no tier to count on), in order');
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 });
+    assert.equal(await lab.exists(`${topic}.retry.1`), false, 'no retry topic without tiers');
+  });
+
+  it('a failed dead-letter write leaves the record uncommitted and it is delivered again', async () => {
+    const topic = await lab.topic('dlq-fails');
+    await lab.produce(topic, [{ value: envelope('doomed') }]);
+    let deliveries = 0;
+    const transport = lab.transport({ redeliveryDelayMs: 100, retryTiersMs: [500] });
+    // An illegal topic name: the broker refuses the write, a fault no fake is needed for.
+    const app = createApp({ transport, queue: topic, maxAttempts: 1, deadLetter: { queue: 'illegal topic name!' }, logger: silentLogger })
+      .handle(URN, () => {
+        deliveries += 1;
+        throw new Error('boom');
+      });
+    const stop = new AbortController();
+    const run = app.run({ signal: stop.signal });
+    await until(() => deliveries >= 2, 30_000, 'a redelivery');
+    stop.abort();
+    await run;
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: -1 }, 'never committed');
+  });
+
+  it('runs partitions in parallel with concurrency > 1, each partition in order', async () => {
+    const topic = await lab.topic('parallel', 2);
+    const per = 5;
+    await lab.produce(topic, [0, 1].flatMap((partition) =>
+      Array.from({ length: per }, (_, i) => ({ value: envelope(`p${partition}-${i}`), partition }))));
+    const seen: string[] = [];
+    let active = 0;
+    let maxActive = 0;
+    const transport = lab.transport();
+    const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, async (_d, msg) => {
+      active += 1;
+      maxActive = Math.max(maxActive, active);
+      await new Promise((r) => setTimeout(r, 30));
+      seen.push(msg.id);
+      active -= 1;
+    });
+    await app.consume({ maxMessages: 2 * per, concurrency: 2 });
+    await app.close();
+    assert.equal(maxActive, 2);
+    for (const p of [0, 1]) {
+      assert.deepEqual(seen.filter((id) => id.startsWith(`p${p}-`)), Array.from({ length: per }, (_, i) => `p${p}-${i}`));
+    }
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: per, 1: per });
+  });
+});

@@ -1,0 +1,128 @@
+import { silentLogger } from '@babelqueue/core';
+import { Kafka, Partitioners, logLevel, type Admin, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
+import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
+import { KafkaTransport, type KafkaTransportOptions } from '../../src/index.js';
+
+export { uniqueQueue };
+
+/** The Kafka suite: `kafka.url` is kafka://host:port, `kafka.skip` goes to `describe`. */
+export const kafka = broker('kafka');
+
+/** A consumed record with where it came from. */
+export type RawRecord = KafkaMessage & { topic: string; partition: number };
+
+/** The test-side view of the cluster: plain kafkajs, as another SDK would read and write it. */
+export class Lab {
+  readonly client: Kafka;
+  private producerP: Promise<Producer> | undefined;
+  private adminP: Promise<Admin> | undefined;
+
+  constructor(readonly url: string) {
+    const brokers = url.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
+    this.client = new Kafka({ brokers, clientId: 'babelqueue-test', logLevel: logLevel.NOTHING });
+  }
+
+  /** A transport on this cluster with test-friendly tuning and a unique group. */
+  transport(options: Partial<KafkaTransportOptions> = {}): KafkaTransport {
+    return new KafkaTransport({
+      url: this.url,
+      groupId: uniqueQueue('g'),
+      logger: silentLogger,
+      sessionTimeoutMs: 6000,
+      redeliveryDelayMs: 200,
+      commitIntervalMs: 100,
+      ...options,
+    });
+  }
+
+  admin(): Promise<Admin> {
+    this.adminP ??= (async () => {
+      const admin = this.client.admin();
+      await admin.connect();
+      return admin;
+    })();
+    return this.adminP;
+  }
+
+  /** Creates a topic with `partitions` partitions. */
+  async topic(prefix: string, partitions = 1): Promise<string> {
+    const name = uniqueQueue(prefix);
+    await (await this.admin()).createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+    return name;
+  }
+
+  /** Writes raw records (value, key, headers exactly as given). */
+  async produce(topic: string, messages: { value: Buffer | string | null; key?: Buffer | null; headers?: IHeaders; partition?: number }[]): Promise<void> {
+    this.producerP ??= (async () => {
+      const producer = this.client.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+      await producer.connect();
+      return producer;
+    })();
+    await (await this.producerP).send({ topic, acks: -1, messages });
+  }
+
+  /** Reads `count` records of `topic` from the beginning (a fresh group), or fails after `timeoutMs`. */
+  async read(topic: string, count: number, timeoutMs = 20_000): Promise<RawRecord[]> {
+    const consumer = this.client.consumer({ groupId: uniqueQueue('reader'), maxWaitTimeInMs: 100 });
+    const out: RawRecord[] = [];
+    await consumer.connect();
+    try {
+      // A topic the binding just auto-created may not be in the metadata yet.
+      await until(() => consumer.subscribe({ topic, fromBeginning: true }).then(() => true, () => false), 10_000, `metadata of ${topic}`);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${topic}: read ${out.length} of ${count} records in ${timeoutMs} ms`)), timeoutMs);
+        void consumer.run({
+          autoCommit: false,
+          eachMessage: async ({ topic: t, partition, message }) => {
+            out.push({ ...message, topic: t, partition });
+            if (out.length >= count) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        });
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    return out;
+  }
+
+  /** True when `topic` exists. */
+  async exists(topic: string): Promise<boolean> {
+    return (await (await this.admin()).listTopics()).includes(topic);
+  }
+
+  /** The number of records on `topic` (sum of end offsets; topics here are never compacted). */
+  async size(topic: string): Promise<number> {
+    const offsets = await (await this.admin()).fetchTopicOffsets(topic);
+    return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  }
+
+  /** The committed offsets of `groupId` on `topic`, by partition (-1: none). */
+  async committed(groupId: string, topic: string): Promise<Record<number, number>> {
+    const [entry] = await (await this.admin()).fetchOffsets({ groupId, topics: [topic] });
+    return Object.fromEntries((entry?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.producerP?.then((p) => p.disconnect()), this.adminP?.then((a) => a.disconnect())]);
+  }
+}
+
+/** Resolves once `predicate` holds, polling every 25 ms, or rejects after `timeoutMs`. */
+export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Header value as text (last of a repeat), for assertions. */
+export function text(headers: IHeaders | undefined, name: string): string | null | undefined {
+  const value = headers?.[name];
+  if (value === undefined) return undefined;
+  const last = Array.isArray(value) ? value[value.length - 1] : value;
+  return last === null || last === undefined ? null : last.toString();
+}
