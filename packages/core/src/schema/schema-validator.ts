@@ -44,11 +44,12 @@ const validateCompiled = compiled as unknown as CompiledValidator;
 /** The first violation of the canonical envelope schema, or null. */
 function violation(env: unknown): SchemaViolation | null {
   if (validateCompiled(env)) return null;
-  const error = validateCompiled.errors?.[0];
-  if (error === undefined) return { pointer: '', reason: 'wrong_type' };
+  // Ajv sets `errors` whenever validation fails; with allErrors off it holds the first one.
+  const error = validateCompiled.errors![0]!;
   switch (error.keyword) {
     case 'required':
-      return { pointer: `${error.instancePath}/${escapeToken(error.params.missingProperty ?? '')}`, reason: 'missing_required' };
+      // The schema's required names hold no "/" or "~", so they need no pointer escaping.
+      return { pointer: `${error.instancePath}/${error.params.missingProperty}`, reason: 'missing_required' };
     case 'type':
       return { pointer: error.instancePath, reason: error.params.type === 'object' ? 'not_an_object' : 'wrong_type' };
     case 'minLength':
@@ -60,12 +61,9 @@ function violation(env: unknown): SchemaViolation | null {
     case 'const':
       return { pointer: error.instancePath, reason: 'wrong_const' };
     default:
+      // The only other keyword the schema uses.
       return { pointer: error.instancePath, reason: 'below_minimum' };
   }
-}
-
-function escapeToken(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** The shape of {@link SchemaValidator} (declared so `validate` can be an assertion). */

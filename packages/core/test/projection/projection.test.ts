@@ -1,0 +1,109 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  EnvelopeCodec,
+  envelopeProjection,
+  nativeSchemaVersion,
+  projectArtemis,
+  projectAsb,
+  projectKafka,
+  projectPulsar,
+  projectRabbitMq,
+  projectSqs,
+  SQS_MAX_ATTRIBUTES,
+  type Envelope,
+} from '@babelqueue/core';
+
+const env = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 1 }, { queue: 'orders', traceId: 'trace-1' });
+const projection = envelopeProjection(env);
+
+describe('projections', () => {
+  test('envelopeProjection reads the routed URN (alias included) and the meta fields', () => {
+    assert.deepEqual(projection, {
+      urn: 'urn:babel:orders:created',
+      traceId: 'trace-1',
+      messageId: env.meta.id,
+      schemaVersion: 1,
+      lang: 'node',
+      createdAt: env.meta.created_at,
+      attempts: 0,
+    });
+    const alias = { ...env, job: undefined, urn: ' urn:a:b ' } as unknown as Envelope;
+    assert.equal(envelopeProjection(alias).urn, 'urn:a:b');
+  });
+
+  test('a projection and the envelope it came from project the same', () => {
+    assert.deepEqual(projectKafka(projection), projectKafka(env));
+    assert.deepEqual(projectSqs(projection), projectSqs(env));
+  });
+
+  test('fields a foreign producer left out are left out of every projection', () => {
+    const sparse = { job: 'urn:a:b', trace_id: 't', data: {}, meta: { schema_version: 1 }, attempts: 0 } as unknown as Envelope;
+    assert.deepEqual(projectPulsar(sparse), { 'bq-job': 'urn:a:b', 'bq-trace-id': 't', 'bq-schema-version': '1', 'bq-attempts': '0' });
+    assert.equal(projectKafka(sparse).timestamp, undefined);
+    assert.equal(projectArtemis(sparse).creation_time, undefined);
+    assert.equal(projectRabbitMq(sparse).messageId, undefined);
+    assert.equal(projectAsb(sparse).messageId, undefined);
+    assert.deepEqual(Object.keys(projectSqs(sparse)), ['bq-job', 'bq-trace-id', 'bq-schema-version']);
+    const empty = { job: 'urn:a:b', meta: 'x' } as unknown as Envelope;
+    assert.deepEqual(projectRabbitMq(empty).headers, {});
+  });
+
+  test('the binding constants', () => {
+    const r = projectRabbitMq(env);
+    assert.deepEqual([r.appId, r.contentType, r.contentEncoding, r.deliveryMode], ['babelqueue', 'application/json', 'utf-8', 2]);
+    assert.equal(projectAsb(env).contentType, 'application/json');
+    assert.equal(projectArtemis(env).content_type, 'application/json');
+    assert.equal(projectArtemis(env).application_properties.bq_app_id, 'babelqueue');
+    assert.equal('message_id' in projectArtemis(env), false, 'meta.id is not projected on Artemis');
+  });
+
+  test('riders join the native channel: blank keys and values dropped, a contract key wins', () => {
+    const riders = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: ' ', ' ': 'x', 'bq-job': 'evil', 'x-attempts': '9', bq_app_id: 'evil', 'bq-delay': '5' };
+    const tp = riders.traceparent;
+    assert.equal(projectPulsar(env, riders).traceparent, tp);
+    assert.equal(projectPulsar(env, riders)['bq-job'], 'urn:babel:orders:created');
+    assert.equal(projectPulsar(env, riders)['bq-delay'], undefined, 'bq-delay is a contract key: riders cannot set it');
+    assert.equal(projectPulsar(env, riders).tracestate, undefined);
+    assert.equal(projectPulsar(env, riders)[' '], undefined);
+    assert.equal(projectKafka(env, riders).headers.traceparent, tp);
+    assert.equal(projectKafka(env, riders).headers['bq-job'], 'urn:babel:orders:created');
+    assert.equal(projectRabbitMq(env, riders).headers.traceparent, tp);
+    assert.equal(projectRabbitMq(env, riders).headers['x-attempts'], 0);
+    assert.equal(projectAsb(env, riders).applicationProperties.traceparent, tp);
+    assert.equal(projectArtemis(env, riders).application_properties.traceparent, tp);
+    assert.equal(projectArtemis(env, riders).application_properties.bq_app_id, 'babelqueue');
+    assert.deepEqual(projectSqs(env, riders).traceparent, { DataType: 'String', StringValue: tp });
+  });
+
+  test('SQS: riders in sorted key order until the table holds 10 attributes', () => {
+    const riders = Object.fromEntries(['h', 'c', 'a', 'g', 'b', 'f', 'e', 'd'].map((k) => [k, `v-${k}`]));
+    const attributes = projectSqs(env, riders);
+    assert.equal(Object.keys(attributes).length, SQS_MAX_ATTRIBUTES);
+    assert.deepEqual(Object.keys(attributes).slice(6), ['a', 'b', 'c', 'd']);
+  });
+});
+
+describe('nativeSchemaVersion', () => {
+  const rows: [unknown, string | undefined][] = [
+    [undefined, undefined],
+    [null, undefined],
+    ['', undefined],
+    ['  ', undefined],
+    ['1', '1'],
+    [' 1 ', '1'],
+    ['2', '2'],
+    ['1.0', '1.0'],
+    [1, '1'],
+    [1.0, '1'],
+    [2, '2'],
+    [1.5, '1.5'],
+    [1n, '1'],
+    [Buffer.from(' 1'), '1'],
+    [Buffer.from(''), undefined],
+    [true, 'true'],
+  ];
+  for (const [value, expected] of rows) {
+    test(`${typeof value} ${String(value)} → ${expected}`, () => assert.equal(nativeSchemaVersion(value), expected));
+  }
+});
