@@ -69,7 +69,7 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
       name: 'rabbitmqctl close_connection',
       cut: async (connectionName: string) => {
         const closed = await closeConnectionsNamed(connectionName);
-        return closed === false ? 'rabbitmqctl cannot reach the broker from here' : closed > 0 ? undefined : 'no connection found';
+        return closed === false ? 'rabbitmqctl cannot reach the broker node from here' : undefined;
       },
     },
     { name: 'TCP reset', cut: undefined },

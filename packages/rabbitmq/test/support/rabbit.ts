@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import { EnvelopeCodec, type EnvelopeProjection, type JsonObject, type Logger } from '@babelqueue/core';
@@ -94,6 +97,31 @@ export function captureLogger(): Logger & { lines: { level: string; message: str
 }
 
 const run = promisify(execFile);
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+/**
+ * How to reach the broker's node with rabbitmqctl: the broker lab's node
+ * (`scripts/brokers`, node babelqueue@localhost with its cookie under
+ * .brokers/rabbitmq), else a node started by hand with Debian's defaults.
+ */
+function ctlTargets(): { args: string[]; env: NodeJS.ProcessEnv }[] {
+  const lab = join(process.env.BABELQUEUE_BROKERS_DIR ?? join(repoRoot, '.brokers'), 'rabbitmq');
+  const targets: { args: string[]; env: NodeJS.ProcessEnv }[] = [];
+  if (existsSync(join(lab, '.erlang.cookie'))) {
+    targets.push({
+      args: ['-n', 'babelqueue@localhost'],
+      env: {
+        ...process.env,
+        HOME: lab,
+        RABBITMQ_NODENAME: 'babelqueue@localhost',
+        ERL_EPMD_ADDRESS: '127.0.0.1',
+        RABBITMQ_CTL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
+      },
+    });
+  }
+  targets.push({ args: [], env: process.env });
+  return targets;
+}
 
 /**
  * Closes, broker-side, every connection whose client named itself `name`
@@ -102,21 +130,25 @@ const run = promisify(execFile);
  * reach the broker from here.
  */
 export async function closeConnectionsNamed(name: string): Promise<number | false> {
-  let listing: string;
-  try {
-    ({ stdout: listing } = await run('rabbitmqctl', ['-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties'], { timeout: 30_000 }));
-  } catch {
-    return false;
+  for (const { args, env } of ctlTargets()) {
+    let listing: string;
+    try {
+      ({ stdout: listing } = await run('rabbitmqctl', [...args, '-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties'], { timeout: 30_000, env }));
+    } catch {
+      continue;
+    }
+    const pids = listing
+      .split('\n')
+      .filter((line) => line.includes(`{"connection_name","${name}"}`))
+      .map((line) => line.split('\t')[0])
+      .filter((pid): pid is string => pid !== undefined && pid.startsWith('<'));
+    if (pids.length === 0) continue;
+    for (const pid of pids) {
+      await run('rabbitmqctl', [...args, '-q', 'close_connection', pid, 'babelqueue test: connection cut'], { timeout: 30_000, env });
+    }
+    return pids.length;
   }
-  const pids = listing
-    .split('\n')
-    .filter((line) => line.includes(`{"connection_name","${name}"}`))
-    .map((line) => line.split('\t')[0])
-    .filter((pid): pid is string => pid !== undefined && pid.startsWith('<'));
-  for (const pid of pids) {
-    await run('rabbitmqctl', ['-q', 'close_connection', pid, 'babelqueue test: connection cut'], { timeout: 30_000 });
-  }
-  return pids.length;
+  return false;
 }
 
 /** Resolves after `ms`. */
