@@ -13,8 +13,9 @@ interface Waiter {
 
 /**
  * One AMQP connection that comes back by itself. After a loss it reconnects
- * with exponential backoff, forever; only a refused login before the first
- * successful connection is final (a wrong password does not fix itself).
+ * with exponential backoff, forever; only a configuration failure before the
+ * first successful connection (refused login, unverifiable certificate) is
+ * final, since retrying does not fix it.
  * Channels are the callers' business: they ask for the current connection and
  * open channels on it, and a channel of a lost connection is simply dead.
  */
@@ -101,7 +102,7 @@ export class ConnectionManager {
       this.lastError = error;
       this.failures += 1;
       if (this.state === 'closed') throw error;
-      if (!this.everConnected && isLoginRefused(cause)) {
+      if (!this.everConnected && isConfigurationFailure(cause)) {
         this.state = 'failed';
         this.rejectWaiters(error);
         throw error;
@@ -163,7 +164,14 @@ export class ConnectionManager {
   }
 }
 
-function isLoginRefused(error: unknown): boolean {
+/**
+ * Failures that retrying cannot cure: refused credentials or vhost, and a
+ * server certificate that does not verify. Final before the first successful
+ * connection (a configuration error); after it, a reconnect keeps trying.
+ */
+function isConfigurationFailure(error: unknown): boolean {
   const text = error instanceof Error ? error.message : String(error);
-  return /ACCESS[-_]REFUSED|\b403\b|NOT[-_]ALLOWED|\b530\b/.test(text);
+  if (/ACCESS[-_]REFUSED|\b403\b|NOT[-_]ALLOWED|\b530\b/.test(text)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code);
 }
