@@ -17,7 +17,7 @@ export interface ReemitEdits {
  * other byte as it was (integers beyond 2^53, `1.0`, key order, escapes,
  * unknown fields, whitespace). A string gives a string; bytes give a Buffer.
  * Throws `NotAJsonObjectError` when the body is not a JSON object, and
- * `RangeError` for an `attempts` that is not a non-negative safe integer.
+ * `RangeError` for an `attempts` that is not a non-negative integer.
  */
 export function reemit(raw: string, edits: ReemitEdits): string;
 export function reemit(raw: Uint8Array, edits: ReemitEdits): Buffer;
@@ -28,7 +28,8 @@ export function reemit(raw: string | Uint8Array, edits: ReemitEdits): string | B
   const changes: Change[] = [];
   if (edits.attempts !== undefined) {
     const n = edits.attempts;
-    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`attempts must be a non-negative integer, got ${n}`);
+    // Any integer a decoder accepted can come back (beyond 2^53 it prints as JSON still reads it).
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`attempts must be a non-negative integer, got ${n}`);
     changes.push({ key: 'attempts', json: String(n), done: false });
   }
   if (edits.deadLetter !== undefined) {

@@ -58,7 +58,11 @@ describe('withAttempts', () => {
     assert.deepEqual(withAttempts(new TextEncoder().encode('{"attempts":0}'), 4), Buffer.from('{"attempts":4}'));
   });
 
-  for (const n of [-1, 1.5, Number.NaN, Infinity, 2 ** 53]) {
+  test('an attempts count beyond 2^53 (a decoder accepted it) still prints as a JSON integer', () => {
+    assert.equal(withAttempts('{"attempts":0}', 2 ** 64), '{"attempts":18446744073709552000}');
+  });
+
+  for (const n of [-1, 1.5, Number.NaN, Infinity]) {
     test(`refuses attempts ${n}`, () => assert.throws(() => withAttempts('{}', n), RangeError));
   }
 });
