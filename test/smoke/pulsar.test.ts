@@ -1,0 +1,44 @@
+// Smoke: the lab's Pulsar takes and gives back one message through its
+// WebSocket API (the access path of the TypeScript binding), with properties.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { broker, uniqueQueue } from '../support/brokers.js';
+
+const b = broker('pulsar');
+
+function open(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(url);
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+function next(ws: WebSocket): Promise<any> {
+  return new Promise((resolve) => ws.once('message', (data) => resolve(JSON.parse(data.toString()))));
+}
+
+describe('smoke: pulsar', { skip: b.skip }, () => {
+  it('produces over the WebSocket API and a Shared subscription reads the same bytes and properties', async () => {
+    const base = new URL(b.url!);
+    base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
+    const topic = `persistent/public/default/${uniqueQueue('smoke-pulsar')}`;
+    const body = Buffer.from('{"job":"urn:babel:smoke:ping","data":{"s":"é"}}');
+
+    const consumer = await open(new URL(`/ws/v2/consumer/${topic}/babelqueue?subscriptionType=Shared`, base).href);
+    const producer = await open(new URL(`/ws/v2/producer/${topic}`, base).href);
+    const ack = next(producer);
+    producer.send(JSON.stringify({ payload: body.toString('base64'), properties: { 'bq-urn': 'urn:babel:smoke:ping' } }));
+    assert.equal((await ack).result, 'ok');
+
+    const msg = await next(consumer);
+    assert.deepEqual(Buffer.from(msg.payload, 'base64'), body);
+    assert.equal(msg.properties['bq-urn'], 'urn:babel:smoke:ping');
+    assert.equal(msg.redeliveryCount, 0);
+    consumer.send(JSON.stringify({ messageId: msg.messageId }));
+
+    producer.close();
+    consumer.close();
+  });
+});
