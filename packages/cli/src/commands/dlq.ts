@@ -1,0 +1,184 @@
+import { dlqName, redrive, type Transport } from '@babelqueue/core';
+import { parse, splitCommand, type Args } from '../args.js';
+import { withBroker, type Broker } from '../broker.js';
+import { OperationalError, UsageError } from '../errors.js';
+import { bodyLine, clip, columns, field, jsonLine, parseBody, prettyJson } from '../format.js';
+import type { CliIo } from '../io.js';
+import { USAGE } from '../usage.js';
+
+const COMMON = { queue: { type: 'string' }, dlq: { type: 'string' } } as const;
+
+const SUBCOMMANDS = {
+  list: { options: { ...COMMON, max: { type: 'string' } }, run: list },
+  show: { options: { ...COMMON, id: { type: 'string' }, max: { type: 'string' } }, run: show },
+  redrive: {
+    options: {
+      ...COMMON,
+      id: { type: 'string', multiple: true },
+      max: { type: 'string' },
+      to: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      bypass: { type: 'boolean' },
+      'idle-ms': { type: 'string' },
+    },
+    run: redriveCommand,
+  },
+  purge: { options: { ...COMMON, yes: { type: 'boolean', short: 'y' } }, run: purge },
+} as const;
+
+type Sub = keyof typeof SUBCOMMANDS;
+
+/** `babelqueue dlq list|show|redrive|purge`: inspect and repair `<queue>.dlq`. */
+export async function dlq(args: readonly string[], io: CliIo): Promise<number> {
+  const { command: name, rest } = splitCommand(args);
+  if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
+    if (name === undefined && (rest.includes('--help') || rest.includes('-h'))) {
+      io.stdout(`${USAGE.dlq}\n`);
+      return 0;
+    }
+    throw new UsageError(name === undefined ? 'dlq needs a subcommand: list, show, redrive or purge' : `unknown dlq subcommand "${name}"`, 'dlq');
+  }
+  const sub = SUBCOMMANDS[name as Sub];
+  const cli = parse('dlq', rest, sub.options, io);
+  if (cli.help) {
+    io.stdout(`${USAGE.dlq}\n`);
+    return 0;
+  }
+  if (cli.string('queue') !== undefined && cli.string('dlq') !== undefined) {
+    throw new UsageError('give --queue (the work queue) or --dlq (the DLQ itself), not both', 'dlq');
+  }
+  const positionalLimit = name === 'show' ? 1 : 0;
+  if (cli.positionals.length > positionalLimit) throw new UsageError(`unexpected argument "${cli.positionals[positionalLimit]}"`, 'dlq');
+  return sub.run(cli, io);
+}
+
+/** The DLQ to work on: `--dlq`, else the binding's name for `<queue>`'s DLQ (`.dlq`; `-dlq` on SQS). */
+function dlqOf(cli: Args, transport: Transport): string {
+  const explicit = cli.string('dlq');
+  if (explicit !== undefined) return explicit;
+  const queue = cli.string('queue') ?? 'default';
+  return transport.rules.dlqName ? transport.rules.dlqName(queue, undefined) : dlqName(queue);
+}
+
+function browseOf(broker: Broker, dlq: string): (max: number) => Promise<Buffer[]> {
+  const { transport } = broker;
+  if (typeof transport.browse !== 'function') {
+    throw new OperationalError(`the ${transport.rules.name} transport cannot browse a queue; read it with "babelqueue consume --queue ${dlq} --no-ack"`);
+  }
+  return (max) => broker.call(`browse ${dlq}`, (transport.browse as NonNullable<Transport['browse']>).call(transport, dlq, max));
+}
+
+/** The summary of one record (list). */
+function summary(body: Buffer) {
+  const record = parseBody(body);
+  const block = (record as { dead_letter?: Record<string, unknown> } | undefined)?.dead_letter ?? {};
+  return {
+    id: field(record, 'meta.id'),
+    job: field(record, 'job') || field(record, 'urn'),
+    trace_id: field(record, 'trace_id'),
+    reason: typeof block.reason === 'string' ? block.reason : record === undefined ? 'not JSON' : '',
+    error: typeof block.error === 'string' ? block.error : null,
+    exception: typeof block.exception === 'string' ? block.exception : null,
+    attempts: typeof block.attempts === 'number' ? block.attempts : null,
+    failed_at: typeof block.failed_at === 'number' ? block.failed_at : null,
+    original_queue: typeof block.original_queue === 'string' ? block.original_queue : null,
+  };
+}
+
+async function list(cli: Args, io: CliIo): Promise<number> {
+  const max = cli.integer('max', 1) ?? 100;
+  return withBroker('dlq', cli.global, async (broker) => {
+    const dlq = dlqOf(cli, broker.transport);
+    const records = (await browseOf(broker, dlq)(max)).map(summary);
+    if (cli.global.json) {
+      io.stdout(jsonLine({ dlq, count: records.length, records }));
+      return 0;
+    }
+    if (records.length === 0) {
+      io.stdout(`${dlq} is empty\n`);
+      return 0;
+    }
+    io.stdout(columns([
+      ['META.ID', 'REASON', 'ATTEMPTS', 'JOB', 'TRACE_ID', 'ERROR'],
+      ...records.map((r) => [r.id || '-', r.reason || '-', r.attempts === null ? '-' : String(r.attempts), r.job || '-', r.trace_id || '-', clip(r.error ?? '-', 60)]),
+    ]));
+    io.stderr(`${records.length} record${records.length === 1 ? '' : 's'} on ${dlq}${records.length === max ? ` (first ${max}; --max for more)` : ''}\n`);
+    return 0;
+  });
+}
+
+async function show(cli: Args, io: CliIo): Promise<number> {
+  const id = cli.string('id') ?? cli.positionals[0];
+  if (id === undefined || id.trim() === '') throw new UsageError('dlq show needs the record\'s meta.id (dlq show ID, or --id ID)', 'dlq');
+  if (cli.string('id') !== undefined && cli.positionals.length > 0) throw new UsageError('give the id once (ID or --id ID)', 'dlq');
+  const max = cli.integer('max', 1) ?? 1000;
+  return withBroker('dlq', cli.global, async (broker) => {
+    const dlq = dlqOf(cli, broker.transport);
+    const body = (await browseOf(broker, dlq)(max)).find((b) => field(parseBody(b), 'meta.id') === id);
+    if (body === undefined) throw new OperationalError(`no record with meta.id ${id} among the first ${max} records of ${dlq}`);
+    io.stdout(cli.global.json ? `${bodyLine(body)}\n` : `${prettyJson(body.toString('utf8'))}\n`);
+    return 0;
+  });
+}
+
+async function redriveCommand(cli: Args, io: CliIo): Promise<number> {
+  const ids = cli.strings('id');
+  const max = cli.integer('max') ?? 0;
+  const idleMs = cli.integer('idle-ms') ?? 1000;
+  const toQueue = cli.string('to');
+  if (toQueue !== undefined && toQueue.trim() === '') throw new UsageError('--to needs a queue name', 'dlq');
+  const dryRun = cli.flag('dry-run');
+  const bypass = cli.flag('bypass');
+  return withBroker('dlq', cli.global, async (broker) => {
+    const from = dlqOf(cli, broker.transport);
+    const result = await redrive(broker.transport, {
+      from,
+      max,
+      idleMs,
+      dryRun,
+      bypass,
+      ...(toQueue !== undefined ? { toQueue } : {}),
+      ...(ids.length > 0 ? { select: (env) => ids.includes(env.meta.id) } : {}),
+    });
+    if (cli.global.json) {
+      io.stdout(jsonLine({ dlq: from, dry_run: dryRun, ...result }));
+      return 0;
+    }
+    io.stdout(columns(result.items.map((item) => [
+      item.redriven ? 'redriven' : dryRun && item.to !== '' ? 'would redrive' : 'kept',
+      item.messageId || '-',
+      item.urn || (item.reason === 'poison' ? '(poison record)' : '(not an envelope)'),
+      item.to === '' ? '' : `→ ${item.to}${item.bypassed ? ' (replay)' : ''}`,
+    ])));
+    const would = result.items.filter((i) => !i.redriven && i.to !== '').length;
+    io.stderr(dryRun
+      ? `dry run: ${would} would be redriven, ${result.skipped - would} kept; nothing changed on ${from}\n`
+      : `${result.redriven} redriven, ${result.skipped} kept on ${from}\n`);
+    if (ids.length > 0) {
+      const found = new Set(result.items.map((i) => i.messageId));
+      const missing = ids.filter((id) => !found.has(id));
+      if (missing.length > 0) io.stderr(`not found on ${from}: ${missing.join(', ')}\n`);
+    }
+    return 0;
+  });
+}
+
+async function purge(cli: Args, io: CliIo): Promise<number> {
+  if (!cli.flag('yes') && !io.interactive) {
+    throw new UsageError('purge deletes every record: confirm with --yes (there is no terminal to ask on)', 'dlq');
+  }
+  return withBroker('dlq', cli.global, async (broker) => {
+    const { transport } = broker;
+    const dlq = dlqOf(cli, transport);
+    if (typeof transport.purge !== 'function') {
+      throw new OperationalError(`the ${transport.rules.name} transport cannot purge a queue`);
+    }
+    if (!cli.flag('yes') && !(await io.confirm(`Delete every record on ${dlq} (${broker.where})?`))) {
+      io.stderr('purge cancelled; nothing deleted\n');
+      return 1;
+    }
+    const count = await broker.call(`purge ${dlq}`, transport.purge(dlq));
+    io.stdout(cli.global.json ? jsonLine({ dlq, purged: count }) : `purged ${count} record${count === 1 ? '' : 's'} from ${dlq}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,88 @@
+/** Options every command takes. */
+const GLOBAL = `Global options:
+  --url URL         broker URL (default: $BABELQUEUE_URL, else memory://)
+                    memory://, redis://, rediss://, amqp://, amqps://, kafka://, ...
+  --json            machine-readable output
+  --timeout-ms MS   give up on a broker that does not answer (default 10000)
+  -h, --help        show help`;
+
+/** Usage text per command, shown with `--help` and after a usage error. */
+export const USAGE = {
+  main: `Usage: babelqueue <command> [options]
+
+Commands:
+  demo                          publish, handle, retry and dead-letter on the in-memory broker
+  publish URN 'JSON-DATA'       publish one message; prints its meta.id
+  consume                       print delivered envelopes (ack or leave them)
+  dlq list|show|redrive|purge   inspect and repair a dead-letter queue
+
+${GLOBAL}
+
+memory:// lives inside one process: to publish in one command and consume in
+another, use a real broker (e.g. --url redis://127.0.0.1:6379).
+Exit codes: 0 ok, 1 operational error, 2 usage error.
+Run "babelqueue <command> --help" for a command's options.`,
+
+  demo: `Usage: babelqueue demo [--queue Q] [--url URL] [--json]
+
+Publishes a few messages, handles them, fails one until it is dead-lettered
+(max attempts 3) and shows the dead-letter record. Needs no broker.
+  --queue Q         queue to use (default "orders")
+
+${GLOBAL}`,
+
+  publish: `Usage: babelqueue publish [--queue Q] URN 'JSON-DATA' [--trace-id T] [--delay-ms D]
+
+Publishes one envelope and prints its meta.id.
+  --queue Q         target queue (default "default")
+  --trace-id T      continue an existing trace (default: a new UUID)
+  --delay-ms D      deliver no earlier than D ms from now
+
+${GLOBAL}`,
+
+  consume: `Usage: babelqueue consume [--queue Q] [--max N] [--idle-ms MS] [--ack | --no-ack]
+
+Prints each delivered envelope (one JSON object per line with --json).
+Without --max or --idle-ms it runs until interrupted (Ctrl-C).
+  --queue Q         queue to read (default "default")
+  --max N           stop after N messages
+  --idle-ms MS      stop once nothing arrived for MS milliseconds
+  --ack             acknowledge each message (default): it is removed
+  --no-ack          leave every message for redelivery (they are held until the
+                    command ends, then released; native delivery counts go up)
+
+${GLOBAL}`,
+
+  dlq: `Usage: babelqueue dlq <list|show|redrive|purge> [--queue Q | --dlq NAME] [options]
+
+Works on the dead-letter queue <queue>.dlq (or --dlq NAME).
+  list              records with reason, error, attempts, trace_id and meta.id
+                      --max N          at most N records (default 100)
+  show ID           one record, in full, by meta.id (or --id ID)
+                      --max N          search the first N records (default 1000)
+  redrive           send records back to their original queue, attempts reset
+                    and dead_letter removed
+                      --id ID          only this meta.id (repeatable)
+                      --max N          take at most N records (default 0: all)
+                      --to QUEUE       send to QUEUE instead
+                      --dry-run        report what would happen; change nothing
+                      --bypass         mark them as replays (bq-replay-bypass: 1)
+                      --idle-ms MS     stop taking once the DLQ is quiet (default 1000)
+  purge             delete every record (asks first; --yes to skip the question)
+
+  --queue Q         the work queue whose DLQ to use (default "default")
+  --dlq NAME        the dead-letter queue itself
+
+${GLOBAL}`,
+} as const;
+
+/** A command name with usage text. */
+export type Command = keyof typeof USAGE;
+
+/** The short form printed after a usage error: the synopsis lines and where to read more. */
+export function shortUsage(command: Command): string {
+  const text = USAGE[command];
+  const synopsis = text.split('\n\n').slice(0, command === 'main' ? 2 : 1).join('\n\n');
+  const more = command === 'main' ? 'babelqueue --help' : `babelqueue ${command} --help`;
+  return `${synopsis}\nRun "${more}" for details.`;
+}

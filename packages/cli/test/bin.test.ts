@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const bin = join(repoRoot, 'packages/cli/src/bin.ts');
+
+interface Spawned {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `babelqueue` entry point from source, as `npx babelqueue` would run the build. */
+function babelqueue(args: string[], env: Record<string, string> = {}): Promise<Spawned> {
+  return new Promise((done) => {
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+    delete childEnv.BABELQUEUE_URL;
+    execFile(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], { cwd: repoRoot, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('the babelqueue executable', () => {
+  test('demo: short human-readable run ending with the dead-letter record, exit 0, nothing on stderr', async () => {
+    const r = await babelqueue(['demo']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const lines = r.stdout.trimEnd().split('\n');
+    assert.ok(lines.length <= 25, `demo output is short (${lines.length} lines)`);
+    assert.match(r.stdout, /^BabelQueue demo on memory:\/\/: queue "orders", max attempts 3, dead-lettering on\n/);
+    assert.equal(lines.filter((l) => l.startsWith('  ✓')).length, 3);
+    assert.match(r.stdout, /✗ +urn:babel:payments:charge +order 1042 +attempt 3 +Payment gateway timeout → orders\.dlq\n/);
+    for (const row of [/^ {2}reason +failed$/m, /^ {2}error +Payment gateway timeout$/m, /^ {2}exception +GatewayTimeout$/m, /^ {2}attempts +3$/m, /^ {2}trace_id +[0-9a-f-]{36}$/m, /^ {2}meta\.id +[0-9a-f-]{36}$/m]) {
+      assert.match(r.stdout, row);
+    }
+  });
+
+  test('demo --json: one JSON document with the record, its trace_id the one the payment was published with', async () => {
+    const r = await babelqueue(['demo', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.deliveries.length, 6);
+    const [record] = report.dead_letters;
+    assert.equal(record.dead_letter.attempts, 3);
+    assert.equal(record.meta.id, report.published[2].id);
+    assert.match(record.trace_id, /^[0-9a-f-]{36}$/);
+  });
+
+  test('a usage error is exit 2 with a short usage text', async () => {
+    const r = await babelqueue(['consume', '--max', 'many']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^babelqueue: --max must be an integer >= 1, got "many"\nUsage: babelqueue consume/);
+    assert.ok(r.stderr.split('\n').length < 6);
+  });
+
+  test('an unknown scheme is exit 1 naming the package to install', async () => {
+    const r = await babelqueue(['dlq', 'list', '--url', 'pulsar://user:pw-secret@127.0.0.1:6650']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'babelqueue: "pulsar://" needs the @babelqueue/pulsar package: npm install @babelqueue/pulsar\n');
+  });
+
+  const redis = existsSync(join(repoRoot, 'packages/redis/src/index.ts'));
+  test('an unreachable broker is exit 1, naming its host with the credentials masked', { skip: !redis && '@babelqueue/redis is not there yet' }, async () => {
+    const r = await babelqueue(['publish', '--url', 'redis://user:secret@127.0.0.1:1', '--timeout-ms', '1500', 'urn:babel:t:x', '{}']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.ok(!r.stderr.includes('secret'), r.stderr);
+    const ours = r.stderr.split('\n').filter((l) => l.startsWith('babelqueue:'));
+    assert.deepEqual(ours, ['babelqueue: publish: no answer from redis://user:***@127.0.0.1:1 within 1500 ms (is the broker running?)']);
+  });
+});

@@ -1,0 +1,361 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { InMemoryTransport, registerTransport, transportFromUrl, type Transport } from '@babelqueue/core';
+import { main, type CliIo } from 'babelqueue';
+import { jsonLines, memoryUrl, run } from './support/capture.js';
+
+const URN = 'urn:babel:orders:created';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+async function memoryTransport(url: string): Promise<InMemoryTransport> {
+  return (await transportFromUrl(url)) as InMemoryTransport;
+}
+
+describe('babelqueue publish / consume (in-process, one memory:// broker)', () => {
+  test('publish prints meta.id; consume --json prints the envelope byte for byte and acknowledges it', async () => {
+    const url = memoryUrl();
+    const published = await run(['publish', '--url', url, '--queue', 'orders', URN, '{"order_id":1042}', '--trace-id', 'trace-1']);
+    assert.equal(published.code, 0, published.err);
+    const id = published.out.trim();
+    assert.match(id, UUID);
+
+    const broker = await memoryTransport(url);
+    const body = broker.messages('orders')[0]!.toString('utf8');
+    const consumed = await run(['consume', '--url', url, '--queue', 'orders', '--idle-ms', '50', '--json']);
+    assert.equal(consumed.code, 0, consumed.err);
+    assert.equal(consumed.out, `${body}\n`);
+    const [envelope] = jsonLines(consumed.out);
+    assert.equal(envelope!.meta.id, id);
+    assert.equal(envelope!.trace_id, 'trace-1');
+    assert.deepEqual(envelope!.data, { order_id: 1042 });
+    assert.equal(consumed.err, '', '--json keeps stderr quiet');
+    assert.deepEqual(broker.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
+  });
+
+  test('publish --json prints {id, urn, queue}; the default queue is "default"; BABELQUEUE_URL is read', async () => {
+    const url = memoryUrl();
+    const r = await run(['publish', URN, '{}', '--json'], { env: { BABELQUEUE_URL: url } });
+    assert.equal(r.code, 0, r.err);
+    const [out] = jsonLines(r.out);
+    assert.match(out!.id, UUID);
+    assert.deepEqual({ urn: out!.urn, queue: out!.queue }, { urn: URN, queue: 'default' });
+    assert.equal((await memoryTransport(url)).messages('default').length, 1);
+  });
+
+  test('publish --delay-ms holds the message back', async () => {
+    const url = memoryUrl();
+    assert.equal((await run(['publish', '--url', url, '--delay-ms', '60000', URN, '{}'])).code, 0);
+    assert.deepEqual((await memoryTransport(url)).broker.stats('default'), { ready: 0, delayed: 1, inFlight: 0 });
+  });
+
+  test('consume --no-ack shows each message once and leaves them all for redelivery', async () => {
+    const url = memoryUrl();
+    for (const n of [1, 2]) await run(['publish', '--url', url, URN, JSON.stringify({ n })]);
+    const peek = await run(['consume', '--url', url, '--no-ack', '--idle-ms', '50', '--json']);
+    assert.equal(peek.code, 0, peek.err);
+    assert.deepEqual(jsonLines(peek.out).map((e) => e.data.n), [1, 2]);
+    // Back for the next consumer (after the in-memory redelivery delay).
+    const again = await run(['consume', '--url', url, '--idle-ms', '400', '--json']);
+    assert.deepEqual(jsonLines(again.out).map((e) => e.data.n).sort(), [1, 2]);
+  });
+
+  test('consume --max stops after N; human output pretty-prints without touching numbers', async () => {
+    const url = memoryUrl();
+    const transport = await memoryTransport(url);
+    const raw = '{"job":"urn:babel:t:x","trace_id":"t","data":{"big":12345678901234567890,"f":1.0,"s":"a\\"b"},"meta":{"id":"m1","queue":"q","lang":"go","schema_version":1,"created_at":1},"attempts":0}';
+    await transport.publishRaw('q', Buffer.from(raw));
+    await transport.publishRaw('q', Buffer.from('second'));
+    const r = await run(['consume', '--url', url, '--queue', 'q', '--max', '1']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^--- #1 from q\n/);
+    assert.match(r.out, /"big": 12345678901234567890,\n/);
+    assert.match(r.out, /"f": 1\.0,\n/);
+    assert.match(r.out, /"s": "a\\"b"\n/);
+    assert.match(r.err, /1 message consumed \(q\)/);
+    assert.equal(transport.messages('q').length, 1);
+  });
+
+  test('consume prints a body that is not JSON as base64 (--json) or as a size (human)', async () => {
+    const url = memoryUrl();
+    const transport = await memoryTransport(url);
+    await transport.publishRaw('q', Buffer.from([0xff, 0x00]));
+    await transport.publishRaw('q', Buffer.from([0xff, 0x00]));
+    const json = await run(['consume', '--url', url, '--queue', 'q', '--max', '1', '--json']);
+    assert.deepEqual(jsonLines(json.out), [{ raw: '/wA=', raw_encoding: 'base64' }]);
+    const human = await run(['consume', '--url', url, '--queue', 'q', '--max', '1']);
+    assert.match(human.out, /<not a JSON body: 2 bytes>/);
+  });
+
+  test('consume without limits runs until the signal aborts (Ctrl-C)', async () => {
+    const url = memoryUrl();
+    await run(['publish', '--url', url, URN, '{}']);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    const r = await run(['consume', '--url', url, '--json'], { signal: controller.signal });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(jsonLines(r.out).length, 1);
+  });
+});
+
+describe('babelqueue dlq (in-process, after a demo on the same memory:// broker)', () => {
+  async function withDeadLetter() {
+    const url = memoryUrl();
+    const demo = await run(['demo', '--url', url, '--json']);
+    assert.equal(demo.code, 0, demo.err);
+    const [report] = jsonLines(demo.out);
+    return { url, report: report!, transport: await memoryTransport(url) };
+  }
+
+  test('the demo dead-letters the failing payment after 3 attempts and shows its record', async () => {
+    const { report, transport } = await withDeadLetter();
+    assert.equal(report.dlq, 'orders.dlq');
+    assert.equal(report.published.length, 4);
+    assert.deepEqual(report.deliveries.filter((d: any) => d.urn === 'urn:babel:payments:charge').map((d: any) => [d.attempt, d.outcome]),
+      [[1, 'retry'], [2, 'retry'], [3, 'dead-lettered']]);
+    assert.equal(report.deliveries.filter((d: any) => d.outcome === 'handled').length, 3);
+    const [record] = report.dead_letters;
+    assert.equal(record.dead_letter.reason, 'failed');
+    assert.equal(record.dead_letter.error, 'Payment gateway timeout');
+    assert.equal(record.dead_letter.exception, 'GatewayTimeout');
+    assert.equal(record.dead_letter.attempts, 3);
+    assert.equal(record.dead_letter.original_queue, 'orders');
+    assert.equal(record.meta.id, report.published[2].id);
+    assert.equal(transport.messages('orders').length, 0);
+  });
+
+  test('list shows reason, error, attempts, trace_id and meta.id (human and --json)', async () => {
+    const { url, report } = await withDeadLetter();
+    const record = report.dead_letters[0];
+    const json = await run(['dlq', 'list', '--url', url, '--queue', 'orders', '--json']);
+    assert.equal(json.code, 0, json.err);
+    const [listing] = jsonLines(json.out);
+    assert.equal(listing!.dlq, 'orders.dlq');
+    assert.equal(listing!.count, 1);
+    assert.deepEqual(listing!.records[0], {
+      id: record.meta.id,
+      job: 'urn:babel:payments:charge',
+      trace_id: record.trace_id,
+      reason: 'failed',
+      error: 'Payment gateway timeout',
+      exception: 'GatewayTimeout',
+      attempts: 3,
+      failed_at: record.dead_letter.failed_at,
+      original_queue: 'orders',
+    });
+    const human = await run(['dlq', 'list', '--url', url, '--dlq', 'orders.dlq']);
+    assert.match(human.out, /^META\.ID\s+REASON\s+ATTEMPTS\s+JOB\s+TRACE_ID\s+ERROR\n/);
+    for (const text of [record.meta.id, 'failed', 'Payment gateway timeout', record.trace_id]) assert.ok(human.out.includes(text), text);
+    assert.match(human.err, /1 record on orders\.dlq/);
+  });
+
+  test('show prints one record in full by meta.id; an unknown id is exit 1', async () => {
+    const { url, report, transport } = await withDeadLetter();
+    const id = report.dead_letters[0].meta.id;
+    const json = await run(['dlq', 'show', id, '--url', url, '--queue', 'orders', '--json']);
+    assert.equal(json.code, 0, json.err);
+    assert.equal(json.out, `${transport.messages('orders.dlq')[0]!.toString()}\n`);
+    const human = await run(['dlq', 'show', '--id', id, '--url', url, '--queue', 'orders']);
+    assert.deepEqual(JSON.parse(human.out), JSON.parse(json.out));
+    const missing = await run(['dlq', 'show', 'nope', '--url', url, '--queue', 'orders']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /no record with meta\.id nope/);
+  });
+
+  test('redrive: --dry-run changes nothing; --id selects; then the record goes back with attempts 0 and no dead_letter', async () => {
+    const { url, report, transport } = await withDeadLetter();
+    const id = report.dead_letters[0].meta.id;
+    const before = transport.messages('orders.dlq')[0]!.toString();
+
+    const dry = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--dry-run', '--idle-ms', '30', '--json']);
+    assert.equal(dry.code, 0, dry.err);
+    const [dryResult] = jsonLines(dry.out);
+    assert.equal(dryResult!.dry_run, true);
+    assert.deepEqual([dryResult!.redriven, dryResult!.skipped, dryResult!.items[0].to], [0, 1, 'orders']);
+    assert.deepEqual(transport.messages('orders.dlq').map(String), [before]);
+
+    const other = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--id', 'someone-else', '--idle-ms', '30']);
+    assert.equal(other.code, 0, other.err);
+    assert.match(other.out, /^kept/);
+    assert.match(other.err, /not found on orders\.dlq: someone-else/);
+    assert.deepEqual(transport.messages('orders.dlq').map(String), [before]);
+
+    const done = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--id', id, '--idle-ms', '30']);
+    assert.equal(done.code, 0, done.err);
+    assert.match(done.out, new RegExp(`^redriven  ${id}  urn:babel:payments:charge  → orders\\n$`));
+    assert.match(done.err, /1 redriven, 0 kept on orders\.dlq/);
+    assert.equal(transport.messages('orders.dlq').length, 0);
+    const back = transport.messages('orders')[0]!.toString();
+    assert.equal(back, before.replace(/"attempts":\d+,"dead_letter":\{[^}]*\}\}$/, '"attempts":0}'));
+  });
+
+  test('redrive --to and --bypass', async () => {
+    const { url, transport } = await withDeadLetter();
+    const r = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--to', 'elsewhere', '--bypass', '--idle-ms', '30', '--json']);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(jsonLines(r.out)[0]!.items[0].bypassed, true);
+    assert.equal(transport.broker.ready('elsewhere')[0]?.headers['bq-replay-bypass'], '1');
+  });
+
+  test('purge: refused without a terminal and without --yes (exit 2); asks on a terminal; --yes skips the question', async () => {
+    const { url, transport } = await withDeadLetter();
+    const refused = await run(['dlq', 'purge', '--url', url, '--queue', 'orders']);
+    assert.equal(refused.code, 2);
+    assert.match(refused.err, /--yes/);
+    assert.equal(transport.messages('orders.dlq').length, 1);
+
+    const declined = await run(['dlq', 'purge', '--url', url, '--queue', 'orders'], { interactive: true, answer: false });
+    assert.equal(declined.code, 1);
+    assert.deepEqual(declined.asked, [`Delete every record on orders.dlq (${url})?`]);
+    assert.equal(transport.messages('orders.dlq').length, 1);
+
+    const confirmed = await run(['dlq', 'purge', '--url', url, '--queue', 'orders'], { interactive: true, answer: true });
+    assert.equal(confirmed.code, 0, confirmed.err);
+    assert.equal(confirmed.out, 'purged 1 record from orders.dlq\n');
+
+    await transport.publishRaw('orders.dlq', Buffer.from('x'));
+    const yes = await run(['dlq', 'purge', '--url', url, '--queue', 'orders', '--yes', '--json']);
+    assert.deepEqual(jsonLines(yes.out), [{ dlq: 'orders.dlq', purged: 1 }]);
+    assert.equal(yes.asked.length, 0);
+  });
+});
+
+describe('babelqueue usage and errors', () => {
+  const USAGE_ERRORS: [string, string[], RegExp][] = [
+    ['no command', [], /no command given/],
+    ['unknown command', ['frobnicate'], /unknown command "frobnicate"/],
+    ['publish without arguments', ['publish'], /needs a URN and the JSON data/],
+    ['publish without data', ['publish', URN], /needs a URN and the JSON data/],
+    ['publish with unquoted data', ['publish', URN, '{"a":', '1}'], /unexpected argument/],
+    ['publish data not JSON', ['publish', URN, 'not json'], /not valid JSON/],
+    ['publish data not an object', ['publish', URN, '[1]'], /must be a JSON object/],
+    ['publish blank URN', ['publish', ' ', '{}'], /must not be blank/],
+    ['publish bad delay', ['publish', '--delay-ms=-5', URN, '{}'], /--delay-ms must be an integer >= 0/],
+    ['unknown option', ['consume', '--bogus'], /Unknown option '--bogus'/],
+    ['missing option value', ['consume', '--queue'], /Option '--queue <value>' argument missing$/m],
+    ['option value that looks like an option', ['consume', '--max', '-1'], /Option '--max' argument is ambiguous$/m],
+    ['consume --max 0', ['consume', '--max', '0'], /--max must be an integer >= 1/],
+    ['consume --max x', ['consume', '--max', 'x'], /--max must be an integer >= 1, got "x"/],
+    ['consume --ack --no-ack', ['consume', '--ack', '--no-ack'], /exclude each other/],
+    ['consume positional', ['consume', 'orders'], /unexpected argument "orders"/],
+    ['demo positional', ['demo', 'x'], /unexpected argument "x"/],
+    ['bad timeout', ['demo', '--timeout-ms', '0'], /--timeout-ms must be an integer >= 1/],
+    ['dlq without subcommand', ['dlq'], /needs a subcommand/],
+    ['dlq unknown subcommand', ['dlq', 'drop'], /unknown dlq subcommand "drop"/],
+    ['dlq show without id', ['dlq', 'show'], /needs the record's meta\.id/],
+    ['dlq show id twice', ['dlq', 'show', 'a', '--id', 'b'], /give the id once/],
+    ['dlq list extra', ['dlq', 'list', 'extra'], /unexpected argument "extra"/],
+    ['dlq --queue and --dlq', ['dlq', 'list', '--queue', 'a', '--dlq', 'b'], /not both/],
+    ['dlq redrive blank --to', ['dlq', 'redrive', '--to', ' '], /--to needs a queue name/],
+    ['dlq option of another subcommand', ['dlq', 'list', '--yes'], /Unknown option '--yes'/],
+    ['not a URL', ['publish', '--url', 'not a url', URN, '{}'], /--url is not a URL/],
+  ];
+  for (const [name, argv, message] of USAGE_ERRORS) {
+    test(`usage error, exit 2: ${name}`, async () => {
+      const r = await run(argv, { env: { BABELQUEUE_URL: memoryUrl() } });
+      assert.equal(r.code, 2, r.err);
+      assert.match(r.err, message);
+      assert.match(r.err, /Usage: babelqueue/);
+      assert.match(r.err, /--help" for details/);
+      assert.equal(r.out, '');
+    });
+  }
+
+  test('usage errors are one JSON line on stderr with --json', async () => {
+    const r = await run(['consume', '--max', 'x', '--json']);
+    assert.equal(r.code, 2);
+    assert.deepEqual(jsonLines(r.err), [{ error: '--max must be an integer >= 1, got "x"', exit: 2 }]);
+  });
+
+  test('--help on every command, help <command> and --version exit 0 on stdout', async () => {
+    for (const argv of [['--help'], ['-h'], ['help'], ['help', 'dlq'], ['demo', '--help'], ['publish', '-h'], ['consume', '--help'], ['dlq', '--help'], ['dlq', 'redrive', '--help']]) {
+      const r = await run(argv);
+      assert.equal(r.code, 0, argv.join(' '));
+      assert.match(r.out, /^Usage: babelqueue/, argv.join(' '));
+      assert.equal(r.err, '');
+    }
+    const main = await run(['--help']);
+    assert.match(main.out, /memory:\/\/ lives inside one process/);
+    const version = await run(['--version']);
+    assert.match(version.out, /^\d+\.\d+\.\d+\n$/);
+  });
+
+  test('an unknown scheme is exit 1 naming the package to install, credentials never printed', async () => {
+    const r = await run(['publish', '--url', 'sqs://AKIA:topsecret@127.0.0.1:9324/q', URN, '{}']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /npm install @babelqueue\/sqs/);
+    assert.ok(!r.err.includes('topsecret'));
+    const unknown = await run(['dlq', 'list', '--url', 'gopher://u:topsecret@host']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err, /no transport is known for "gopher:\/\/"/);
+    assert.ok(!unknown.err.includes('topsecret'));
+  });
+
+  test('a broker error is exit 1, one line naming the masked URL, its credentials scrubbed from the message', async () => {
+    registerTransport('failing', (url) => stub({
+      publish: async () => {
+        throw new Error(`AUTH failed for ${url.username}:${decodeURIComponent(url.password)} at ${url.host}`);
+      },
+    }));
+    const r = await run(['publish', '--url', 'failing://ops:p%40ss@broker.internal:1234', URN, '{}']);
+    assert.equal(r.code, 1);
+    assert.equal(r.err, 'babelqueue: publish failed on failing://ops:***@broker.internal:1234: AUTH failed for ops:*** at broker.internal:1234\n');
+    const json = await run(['publish', '--json', '--url', 'failing://ops:p%40ss@broker.internal:1234', URN, '{}']);
+    assert.deepEqual(jsonLines(json.err), [{ error: 'publish failed on failing://ops:***@broker.internal:1234: AUTH failed for ops:*** at broker.internal:1234', exit: 1 }]);
+  });
+
+  test('a broker that never answers is exit 1 after --timeout-ms, naming the masked URL', async () => {
+    registerTransport('silent', () => stub({ publish: () => new Promise<void>(() => undefined) }));
+    const r = await run(['publish', '--url', 'silent://u:hunter2@10.0.0.1:5', '--timeout-ms', '50', URN, '{}']);
+    assert.equal(r.code, 1);
+    assert.equal(r.err, 'babelqueue: publish: no answer from silent://u:***@10.0.0.1:5 within 50 ms (is the broker running?)\n');
+  });
+
+  test('dlq list / show / purge say so when the binding cannot browse or purge', async () => {
+    registerTransport('plain', () => stub({}));
+    for (const argv of [['dlq', 'list'], ['dlq', 'show', 'x'], ['dlq', 'purge', '--yes']]) {
+      const r = await run([...argv, '--url', 'plain://h', '--queue', 'orders']);
+      assert.equal(r.code, 1, argv.join(' '));
+      assert.match(r.err, /the plain transport cannot (browse|purge) a queue/);
+    }
+  });
+
+  test('a binding that fails to build its transport is exit 1, one line, no stack', async () => {
+    registerTransport('buggy', () => {
+      throw new TypeError('cannot read properties of undefined');
+    });
+    const r = await run(['publish', '--url', 'buggy://h', URN, '{}']);
+    assert.equal(r.code, 1);
+    assert.equal(r.err, 'babelqueue: cannot read properties of undefined\n');
+  });
+
+  test('an unexpected error is exit 1 and named; its stack only with BABELQUEUE_DEBUG', async () => {
+    for (const debug of [false, true]) {
+      let err = '';
+      const io: CliIo = {
+        stdout: () => {
+          throw new Error('write EPIPE');
+        },
+        stderr: (text) => (err += text),
+        env: debug ? { BABELQUEUE_DEBUG: '1' } : {},
+        interactive: false,
+        confirm: async () => false,
+      };
+      assert.equal(await main(['--help'], io), 1);
+      assert.match(err, /^babelqueue: unexpected Error: write EPIPE\n/);
+      assert.equal(/\n\s+at /.test(err), debug);
+    }
+  });
+});
+
+/** A transport with only what a test gives it (no browse, purge or publishRaw unless given). */
+function stub(parts: Partial<Transport>): Transport {
+  const memory = new InMemoryTransport();
+  return {
+    rules: { ...memory.rules, name: 'plain' },
+    capabilities: memory.capabilities,
+    publish: async () => undefined,
+    consume: async () => undefined,
+    close: async () => undefined,
+    ...parts,
+  };
+}
