@@ -1,6 +1,7 @@
 import { EnvelopeCodec } from '../envelope/codec.js';
 import { dlqName } from '../dead-letter/naming.js';
 import type { JsonObject } from '../envelope/types.js';
+import { resolveRetryBackoff } from '../retry/backoff.js';
 import type { PolicyConfig, RetryBackoff } from '../settlement/policy-config.js';
 import { isUnknownUrnStrategy, type UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
 import type { Transport } from '../transport/transport.js';
@@ -233,12 +234,12 @@ function validate(options: AppOptions): Settings {
   if (!isUnknownUrnStrategy(onUnknownUrn)) {
     throw new ConfigurationError(`onUnknownUrn must be fail, delete, release or dead_letter, got ${String(onUnknownUrn)}`);
   }
-  const backoff = options.retryBackoff ?? {};
-  const retryBackoff: RetryBackoff = {
-    baseMs: nonNegative('retryBackoff.baseMs', backoff.baseMs ?? 0),
-    multiplier: nonNegative('retryBackoff.multiplier', backoff.multiplier ?? 1),
-    maxMs: nonNegative('retryBackoff.maxMs', backoff.maxMs ?? Infinity),
-  };
+  let retryBackoff: RetryBackoff;
+  try {
+    retryBackoff = resolveRetryBackoff(options.retryBackoff);
+  } catch (error) {
+    throw new ConfigurationError((error as Error).message);
+  }
   const dl = options.deadLetter;
   return {
     maxAttempts,

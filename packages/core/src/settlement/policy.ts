@@ -1,6 +1,7 @@
 import type { TransportCapabilities } from '../transport/transport.js';
 import type { BindingRules } from './binding-rules.js';
 import type { Outcome } from './outcome.js';
+import { retryDelayMs } from '../retry/backoff.js';
 import type { PolicyConfig, RetryBackoff } from './policy-config.js';
 import type { Verdict } from './verdict.js';
 
@@ -12,14 +13,6 @@ export interface PolicyInput {
   readonly config: PolicyConfig;
   readonly rules: BindingRules;
   readonly capabilities: Pick<TransportCapabilities, 'retry' | 'delayedRetry'>;
-}
-
-/** `d(n) = min(max, base * multiplier^(n-1))` for delivery n (never negative). */
-export function backoffDelayMs(deliveryNumber: number, backoff: RetryBackoff): number {
-  const n = Math.max(1, deliveryNumber);
-  const raw = backoff.baseMs * Math.pow(backoff.multiplier, n - 1);
-  const delay = Math.min(backoff.maxMs, raw);
-  return Number.isFinite(delay) && delay > 0 ? Math.round(delay) : 0;
 }
 
 /**
@@ -133,5 +126,5 @@ function exhaustedOr(input: PolicyInput, what: string, retry: () => Verdict, atC
 }
 
 function retryDelay(input: PolicyInput, backoff: RetryBackoff): number {
-  return input.capabilities.delayedRetry ? backoffDelayMs(input.counted, backoff) : 0;
+  return input.capabilities.delayedRetry ? retryDelayMs(input.counted, backoff) : 0;
 }
