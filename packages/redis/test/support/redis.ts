@@ -65,7 +65,10 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `ZRANGE key 0 -1 WITHSCORES` as [member, score] pairs (members as Buffers). */
 export async function withScores(redis: Redis, key: string): Promise<[Buffer, string][]> {
-  const flat = (await redis.callBuffer('ZRANGE', key, 0, -1, 'WITHSCORES')) as Buffer[];
+  // ioredis 6 already pairs the reply up; older versions return it flat.
+  const reply = (await redis.callBuffer('ZRANGE', key, 0, -1, 'WITHSCORES')) as (Buffer | [Buffer, Buffer])[];
+  if (reply.every((x) => Array.isArray(x))) return (reply as [Buffer, Buffer][]).map(([m, s]) => [m, s.toString()]);
+  const flat = reply as Buffer[];
   const out: [Buffer, string][] = [];
   for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!.toString()]);
   return out;

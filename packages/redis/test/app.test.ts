@@ -1,0 +1,266 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createApp, CapabilityError, type AppOptions } from '@babelqueue/core';
+import type { Redis } from 'ioredis';
+import { RedisTransport, type RedisLayout } from '../src/index.js';
+import { broker, captureLogger, envelopeBody, inspector, sleep, uniqueQueue, withScores } from './support/redis.js';
+
+const b = broker('redis');
+const URN = 'urn:babel:orders:created';
+
+interface DeadLetterRecord {
+  raw?: string;
+  raw_encoding?: string;
+  job?: string;
+  attempts?: number;
+  dead_letter: { reason: string; original_queue: string; attempts: number; error: string | null; lang: string };
+}
+
+/** Key helpers per layout: where a queue's ready list and a DLQ live. */
+const at = (layout: RedisLayout) => ({
+  ready: (q: string) => (layout === 'zset' ? `queues:${q}` : q),
+  reserved: (q: string) => (layout === 'zset' ? `queues:${q}:reserved` : `${q}:processing:deadlines`),
+  dlq: (q: string) => (layout === 'zset' ? `queues:${q}` : q),
+});
+
+function app(url: string, layout: RedisLayout, queue: string, options: Partial<AppOptions> = {}, retryAfter?: number) {
+  const logger = captureLogger();
+  const transport = new RedisTransport({ url, layout, logger, ...(retryAfter !== undefined ? { retryAfter } : {}) });
+  const a = createApp({ transport, queue, logger, ...options });
+  return { app: a, logger, transport };
+}
+
+for (const layout of ['legacy', 'zset'] as const) {
+  describe(`redis ${layout} layout through createApp`, { skip: b.skip }, () => {
+    let redis: Redis;
+    const keys = at(layout);
+    before(() => {
+      redis = inspector(b.url!);
+    });
+    after(async () => {
+      await redis.quit();
+    });
+
+    const frame = (inner: string) => `{"__bq_frame":1,"headers":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},"body":${JSON.stringify(inner)}}`;
+    const poisons: [string, Buffer, (r: DeadLetterRecord, raw: Buffer) => void][] = [
+      ['not JSON', Buffer.from('this is not json'), (r) => assert.equal(r.raw, 'this is not json')],
+      ['a JSON array', Buffer.from('[1,2]'), (r) => assert.equal(r.raw, '[1,2]')],
+      ['a JSON scalar', Buffer.from('7'), (r) => assert.equal(r.raw, '7')],
+      ['an object with attempts but no job or urn', Buffer.from('{"data":{},"attempts":0}'), (r) => {
+        assert.equal(r.attempts, 0, 'an object keeps its members');
+        assert.equal(r.raw, undefined);
+      }],
+      ['an object whose job is blank', Buffer.from('{"job":"  ","attempts":1}'), (r) => assert.equal(r.job, '  ')],
+      ['an object without attempts', Buffer.from('{"job":"urn:babel:x:y"}'), (r) => assert.equal(r.job, 'urn:babel:x:y')],
+      ['invalid UTF-8', Buffer.concat([Buffer.from('{"job":"urn:babel:x:y","data":{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"},"attempts":0}')]), (r, raw) => {
+        assert.equal(r.raw_encoding, 'base64');
+        assert.equal(r.raw, raw.toString('base64'));
+      }],
+      ...(layout === 'legacy'
+        ? ([
+            ['a frame around a body that is not JSON', Buffer.from(frame('nope')), (r: DeadLetterRecord) => assert.equal(r.raw, 'nope', 'the record holds the inner body')],
+            ['a frame around an identity-less object', Buffer.from(frame('{"attempts":0}')), (r: DeadLetterRecord) => assert.equal(r.attempts, 0)],
+          ] as [string, Buffer, (r: DeadLetterRecord, raw: Buffer) => void][])
+        : []),
+    ];
+    const configs: [string, Partial<AppOptions>, (q: string) => string][] = [
+      ['dead-lettering off', {}, (q) => `${q}.dlq`],
+      ['dead-lettering off and on_unknown_urn delete', { onUnknownUrn: 'delete' }, (q) => `${q}.dlq`],
+      ['an explicit DLQ and on_unknown_urn delete', { onUnknownUrn: 'delete', deadLetter: { queue: 'CUSTOM' } }, (q) => `${q}-custom`],
+      ['dead-lettering on and on_unknown_urn dead_letter', { onUnknownUrn: 'dead_letter', deadLetter: true }, (q) => `${q}.dlq`],
+    ];
+
+    for (const [kind, raw, check] of poisons) {
+      it(`poison (${kind}) is dead-lettered as a poison record in every configuration, never handled or retried`, async () => {
+        for (const [, options, dlqOf] of configs) {
+          const q = uniqueQueue(`${layout}-poison`);
+          const dlq = dlqOf(q);
+          const resolved = options.deadLetter && typeof options.deadLetter === 'object' ? { ...options, deadLetter: { queue: dlq } } : options;
+          const { app: a } = app(b.url!, layout, q, resolved);
+          let handled = 0;
+          a.handle(URN, () => void handled++).handle('urn:babel:x:y', () => void handled++);
+          await redis.rpush(keys.ready(q), raw);
+          assert.equal(await a.consume({ idleMs: 500 }), 1);
+          assert.equal(handled, 0);
+          const records = await redis.lrangeBuffer(keys.dlq(dlq), 0, -1);
+          assert.equal(records.length, 1, `one record in ${dlq}`);
+          const record = JSON.parse(records[0]!.toString()) as DeadLetterRecord;
+          assert.equal(record.dead_letter.reason, 'poison');
+          assert.equal(record.dead_letter.original_queue, q);
+          assert.equal(record.dead_letter.attempts, 1);
+          check(record, raw);
+          assert.equal(await redis.exists(keys.ready(q), keys.reserved(q)), 0, 'nothing left reserved or queued');
+          await a.close();
+        }
+      });
+    }
+
+    it('a DLQ write that fails leaves the poison reserved; recovery brings it back and the write is tried again', async () => {
+      const q = uniqueQueue(`${layout}-dlqfail`);
+      const { app: a, logger } = app(b.url!, layout, q, {}, 1);
+      await redis.set(keys.dlq(`${q}.dlq`), 'wrong type');
+      await redis.rpush(keys.ready(q), 'poison body');
+      await a.consume({ idleMs: 300 });
+      assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dead-letter write failed')));
+      assert.equal(await redis.exists(keys.reserved(q)), 1, 'still reserved');
+      await redis.del(keys.dlq(`${q}.dlq`));
+      await sleep(2100);
+      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      const records = await redis.lrange(keys.dlq(`${q}.dlq`), 0, -1);
+      assert.equal(records.length, 1);
+      assert.equal((JSON.parse(records[0]!) as DeadLetterRecord).raw, 'poison body');
+      assert.equal(await redis.exists(keys.ready(q), keys.reserved(q)), 0);
+      await a.close();
+    });
+
+    it('a handler that keeps failing is retried up to maxAttempts, then dead-lettered with the counted attempt', async () => {
+      const q = uniqueQueue(`${layout}-exhaust`);
+      const { app: a } = app(b.url!, layout, q, { maxAttempts: 3, deadLetter: true });
+      const seen: number[] = [];
+      a.handle(URN, (_d, m) => {
+        seen.push(m.attempts);
+        throw new TypeError('gateway timeout');
+      });
+      await a.publish(URN, { order_id: 1 });
+      await a.consume({ idleMs: 2500 });
+      assert.deepEqual(seen, [1, 2, 3]);
+      const [rec] = await redis.lrange(keys.dlq(`${q}.dlq`), 0, -1);
+      const record = JSON.parse(rec!) as DeadLetterRecord;
+      assert.equal(record.dead_letter.reason, 'failed');
+      assert.equal(record.dead_letter.attempts, 3);
+      assert.equal(record.dead_letter.error, 'gateway timeout');
+      assert.equal(record.job, URN);
+      assert.equal(await redis.exists(keys.ready(q), keys.reserved(q)), 0);
+      await a.close();
+    });
+
+    it('dead-lettering off: an exhausted message is dropped, not written anywhere', async () => {
+      const q = uniqueQueue(`${layout}-drop`);
+      const { app: a } = app(b.url!, layout, q, { maxAttempts: 2 });
+      let calls = 0;
+      a.handle(URN, () => {
+        calls++;
+        throw new Error('no');
+      });
+      await a.publish(URN, {});
+      await a.consume({ idleMs: 2500 });
+      assert.equal(calls, 2);
+      assert.equal(await redis.exists(keys.ready(q), keys.reserved(q), keys.dlq(`${q}.dlq`)), 0);
+      await a.close();
+    });
+
+    const strategies: [string, Partial<AppOptions>, number, string | null][] = [
+      ['fail (default): retried to maxAttempts, then dropped without a DLQ', { maxAttempts: 2 }, 2, null],
+      ['fail with a DLQ: retried, then dead-lettered as unknown_urn', { maxAttempts: 2, deadLetter: true }, 2, 'unknown_urn'],
+      ['delete: acked and dropped', { onUnknownUrn: 'delete', deadLetter: true }, 1, null],
+      ['dead_letter: quarantined at once', { onUnknownUrn: 'dead_letter', deadLetter: true }, 1, 'unknown_urn'],
+      ['dead_letter without a DLQ degrades to delete', { onUnknownUrn: 'dead_letter' }, 1, null],
+      ['release: put back until maxAttempts', { onUnknownUrn: 'release', maxAttempts: 3 }, 3, null],
+    ];
+    for (const [what, options, deliveries, reason] of strategies) {
+      it(`unknown URN, ${what}`, async () => {
+        const q = uniqueQueue(`${layout}-unknown`);
+        const { app: a, transport } = app(b.url!, layout, q, options);
+        let delivered = 0;
+        const consume = transport.consume.bind(transport);
+        transport.consume = (queue, onDelivery, opts) =>
+          consume(queue, async (d) => {
+            delivered++;
+            await onDelivery(d);
+          }, opts);
+        await a.publish('urn:babel:nobody:handles', {});
+        await a.consume({ idleMs: 2500 });
+        assert.equal(delivered, deliveries);
+        const records = await redis.lrange(keys.dlq(`${q}.dlq`), 0, -1);
+        if (reason === null) assert.equal(records.length, 0);
+        else assert.equal((JSON.parse(records[0]!) as DeadLetterRecord).dead_letter.reason, reason);
+        assert.equal(await redis.exists(keys.ready(q), keys.reserved(q)), 0);
+        await a.close();
+      });
+    }
+  });
+}
+
+describe('redis layouts: what differs through createApp', { skip: b.skip }, () => {
+  let redis: Redis;
+  before(() => {
+    redis = inspector(b.url!);
+  });
+  after(async () => {
+    await redis.quit();
+  });
+
+  it('zset: the handler sees job.attempts + 1, as Laravel counts', async () => {
+    const q = uniqueQueue('zset-attempts');
+    const { app: a } = app(b.url!, 'zset', q, { maxAttempts: 5, deadLetter: true });
+    const seen: number[] = [];
+    a.handle(URN, (_d, m) => {
+      seen.push(m.attempts);
+      throw new Error('x');
+    });
+    await redis.rpush(`queues:${q}`, envelopeBody(URN, {}, 3, q));
+    await a.consume({ idleMs: 2500 });
+    assert.deepEqual(seen, [4, 5]);
+    const [rec] = await redis.lrange(`queues:${q}.dlq`, 0, -1);
+    assert.equal((JSON.parse(rec!) as DeadLetterRecord).dead_letter.attempts, 5);
+    await a.close();
+  });
+
+  it('zset: a retry waits its backoff in :delayed; the body keeps its bytes with attempts set', async () => {
+    const q = uniqueQueue('zset-backoff');
+    const { app: a } = app(b.url!, 'zset', q, { retryBackoff: { baseMs: 2000 }, maxAttempts: 2 });
+    let calls = 0;
+    a.handle(URN, () => {
+      calls++;
+      if (calls === 1) throw new Error('later');
+    });
+    await a.publish(URN, { big: 1 });
+    await a.consume({ idleMs: 300, maxMessages: 1 });
+    const delayed = await withScores(redis, `queues:${q}:delayed`);
+    assert.equal(delayed.length, 1);
+    assert.equal((JSON.parse(delayed[0]![0].toString()) as { attempts: number }).attempts, 1);
+    assert.ok(Number(delayed[0]![1]) >= Math.floor(Date.now() / 1000) + 1);
+    await a.consume({ idleMs: 3500, maxMessages: 1 });
+    assert.equal(calls, 2);
+    await a.close();
+  });
+
+  it('zset: a delayed publish goes through createApp', async () => {
+    const q = uniqueQueue('zset-app-delay');
+    const { app: a } = app(b.url!, 'zset', q);
+    await a.publish(URN, {}, { delayMs: 1000 });
+    assert.equal(await redis.zcard(`queues:${q}:delayed`), 1);
+    await a.close();
+  });
+
+  it('legacy: a delayed publish is refused by the App; a retry backoff is ignored (straight back)', async () => {
+    const q = uniqueQueue('legacy-nodelay');
+    const { app: a } = app(b.url!, 'legacy', q, { retryBackoff: { baseMs: 60_000 }, maxAttempts: 2 });
+    await assert.rejects(a.publish(URN, {}, { delayMs: 1000 }), CapabilityError);
+    const seen: number[] = [];
+    a.handle(URN, (_d, m) => {
+      seen.push(m.attempts);
+      if (m.attempts === 1) throw new Error('once');
+    });
+    await a.publish(URN, {});
+    const started = Date.now();
+    await a.consume({ maxMessages: 2, idleMs: 3000 });
+    assert.deepEqual(seen, [1, 2]);
+    assert.ok(Date.now() - started < 5000);
+    await a.close();
+  });
+
+  it('legacy: publish headers ride a __bq_frame and reach the handler', async () => {
+    const q = uniqueQueue('legacy-headers');
+    const { app: a } = app(b.url!, 'legacy', q);
+    const tp = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    let headers: unknown;
+    a.handle(URN, (_d, m) => {
+      headers = m.headers;
+    });
+    await a.publish(URN, {}, { headers: { traceparent: tp } });
+    await a.consume({ maxMessages: 1 });
+    assert.deepEqual(headers, { traceparent: tp });
+    await a.close();
+  });
+});
