@@ -59,6 +59,8 @@ export class KafkaReinjector {
   private readonly redeliveryDelayMs: number;
   private readonly tuning: ConsumerTuning;
   private readonly logger: Logger;
+  /** Per retry-topic partition: the record waiting at its head and when it is due. */
+  private readonly heads = new Map<string, { offset: string; due: number }>();
 
   constructor(options: KafkaReinjectorOptions, connection?: KafkaConnection) {
     this.tiers = validateRetryTiers(options.retryTiersMs);
@@ -114,10 +116,8 @@ export class KafkaReinjector {
 
   private async reinject(record: KafkaMessage, topic: string, partition: number): Promise<RecordResult> {
     const where = { topic, partition, offset: record.offset };
-    const tier = parseRetryTopic(topic);
-    const tierMs = tierDelayOf(record.headers, this.tiers[(tier?.index ?? 1) - 1] ?? 0);
     const now = Date.now();
-    const due = reinjectDueAt(Number(record.timestamp), tierMs, now);
+    const due = this.dueAt(record, topic, partition, now);
     if (due > now) return { kind: 'hold', resumeInMs: due - now };
 
     const target = originalTopicOf(record.headers, this.topic);
@@ -134,5 +134,21 @@ export class KafkaReinjector {
     }
     this.logger.debug({ ...where, target }, 're-injected');
     return { kind: 'settled' };
+  }
+
+  /**
+   * The due time of a partition's head record, computed once when it is first
+   * seen: recomputing the clamp on every refetch would push a record with a
+   * future timestamp back by a tier each time.
+   */
+  private dueAt(record: KafkaMessage, topic: string, partition: number, now: number): number {
+    const key = `${topic}\u0000${partition}`;
+    const known = this.heads.get(key);
+    if (known !== undefined && known.offset === record.offset) return known.due;
+    const tier = parseRetryTopic(topic);
+    const tierMs = tierDelayOf(record.headers, this.tiers[(tier?.index ?? 1) - 1] ?? 0);
+    const due = reinjectDueAt(Number(record.timestamp), tierMs, now);
+    this.heads.set(key, { offset: record.offset, due });
+    return due;
   }
 }

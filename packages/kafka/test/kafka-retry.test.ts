@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ConfigResourceTypes } from 'kafkajs';
+import { createApp, silentLogger, type DropEvent } from '@babelqueue/core';
+import { KafkaReinjector } from '../src/index.js';
+import { Lab, kafka, text, until, uniqueQueue } from './support/kafka-lab.js';
+
+const b = (s: string) => Buffer.from(s, 'utf8');
+const URN = 'urn:babel:orders:created';
+const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+/** Slack above a tier for the re-inject and the next fetch on a busy 2-core machine. */
+const SLACK_MS = 2000;
+/** kafkajs' ConfigResourceTypes.TOPIC (an enum, not a named ESM export of the CommonJS package). */
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
+
+function envelope(id: string): Buffer {
+  return b(`{"job":"${URN}","trace_id":"t-${id}","data":{"big":12345678901234567890},"meta":{"id":"${id}","queue":"orders","lang":"python","schema_version":1,"created_at":1749132727000},"attempts":0}`);
+}
+
+describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: kafka.skip }, () => {
+  let lab: Lab;
+  before(() => {
+    lab = new Lab(kafka.url!);
+  });
+  after(() => lab.close());
+
+  it('retries through two tiers and back to the work topic, each wait inside its tier window', async () => {
+    const topic = await lab.topic('tiers');
+    const key = Buffer.from([0x00, 0x01, 0xfe, 0xff]);
+    await lab.produce(topic, [{ value: envelope('m1'), key, headers: { traceparent: b(TP) } }]);
+    const seen: { attempts: number; at: number }[] = [];
+    const transport = lab.transport({ retryTiersMs: [500, 1000] });
+    const app = createApp({ transport, queue: topic, maxAttempts: 3, logger: silentLogger }).handle(URN, (_d, msg) => {
+      seen.push({ attempts: msg.attempts, at: Date.now() });
+      if (msg.attempts < 3) throw new Error(`failure ${msg.attempts}`);
+    });
+    const stop = new AbortController();
+    const run = app.run({ signal: stop.signal });
+    await until(() => seen.length === 3, 20_000, 'three deliveries');
+    stop.abort();
+    await run;
+
+    assert.deepEqual(seen.map((s) => s.attempts), [1, 2, 3]);
+    const gap1 = seen[1]!.at - seen[0]!.at;
+    const gap2 = seen[2]!.at - seen[1]!.at;
+    assert.ok(gap1 >= 500 && gap1 <= 500 + SLACK_MS, `tier 1 wait ${gap1} ms`);
+    assert.ok(gap2 >= 1000 && gap2 <= 1000 + SLACK_MS, `tier 2 wait ${gap2} ms`);
+
+    // The tier records: bq-attempts = attempts_before + 1, bq-delay, bq-original-topic, key and riders kept, body attempts edited in place.
+    for (const [tier, delay] of [[1, 500], [2, 1000]] as const) {
+      const [r] = await lab.read(`${topic}.retry.${tier}`, 1);
+      assert.equal(text(r!.headers, 'bq-attempts'), String(tier));
+      assert.equal(text(r!.headers, 'bq-delay'), String(delay));
+      assert.equal(text(r!.headers, 'bq-original-topic'), topic);
+      assert.equal(text(r!.headers, 'traceparent'), TP);
+      assert.deepEqual(r!.key, key);
+      assert.equal(r!.value!.toString(), envelope('m1').toString().replace('"attempts":0', `"attempts":${tier}`));
+    }
+    // Back on the work topic: value and key byte for byte, bq-delay and bq-original-topic dropped, every other header kept.
+    const work = (await lab.read(topic, 3)).sort((x, y) => Number(x.offset) - Number(y.offset));
+    for (const [i, r] of work.slice(1).entries()) {
+      assert.deepEqual(r.key, key);
+      assert.equal(text(r.headers, 'bq-attempts'), String(i + 1));
+      assert.equal(text(r.headers, 'bq-delay'), undefined);
+      assert.equal(text(r.headers, 'bq-original-topic'), undefined);
+      assert.equal(text(r.headers, 'traceparent'), TP);
+      assert.equal(r.value!.toString(), envelope('m1').toString().replace('"attempts":0', `"attempts":${i + 1}`));
+    }
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 3 });
+    assert.deepEqual(await lab.committed(`${transport.groupId}.reinject`, `${topic}.retry.1`), { 0: 1 });
+
+    // The binding created the tier topics with LogAppendTime.
+    const admin = await lab.admin();
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [1, 2].map((n) => ({ type: TOPIC_RESOURCE, name: `${topic}.retry.${n}`, configNames: ['message.timestamp.type'] })),
+    });
+    for (const resource of configs.resources) assert.equal(resource.configEntries[0]!.configValue, 'LogAppendTime', resource.resourceName);
+  });
+
+  it('poison with tiers and no DLQ takes the bounded tier retry, then is dropped; good records are not held up', async () => {
+    const topic = await lab.topic('poison-tiers');
+    const poison = Buffer.from([0x7b, 0xff, 0x22]);
+    await lab.produce(topic, [{ value: poison, key: b('p') }, { value: envelope('good') }]);
+    const handled: { id: string; at: number }[] = [];
+    const drops: DropEvent[] = [];
+    const transport = lab.transport({ retryTiersMs: [500] });
+    const started = Date.now();
+    const app = createApp({ transport, queue: topic, maxAttempts: 2, logger: silentLogger, onDrop: (e) => void drops.push(e) })
+      .handle(URN, (_d, msg) => void handled.push({ id: msg.id, at: Date.now() }));
+    const stop = new AbortController();
+    const run = app.run({ signal: stop.signal });
+    await until(() => drops.length === 1, 20_000, 'the poison drop');
+    stop.abort();
+    await run;
+    assert.equal(handled.length, 1);
+    assert.ok(handled[0]!.at - started < 500 + SLACK_MS, 'the good record did not wait for the poison retry');
+    assert.match(drops[0]!.why, /poison .*attempt 2 of 2/);
+    const [retry] = await lab.read(`${topic}.retry.1`, 1);
+    assert.deepEqual(retry!.value, poison, 'an undecodable body travels unchanged');
+    assert.equal(text(retry!.headers, 'bq-attempts'), '1');
+    assert.deepEqual(retry!.key, b('p'));
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 3 });
+  });
+
+  it('a delayed publish goes to the smallest covering tier and arrives after that tier', async () => {
+    const topic = await lab.topic('delayed');
+    const seen: { attempts: number; at: number }[] = [];
+    const transport = lab.transport({ retryTiersMs: [500, 1000] });
+    const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, (_d, msg) => void seen.push({ attempts: msg.attempts, at: Date.now() }));
+    const stop = new AbortController();
+    const run = app.run({ signal: stop.signal });
+    const published = Date.now();
+    await app.publish(URN, { n: 1 }, { delayMs: 300, key: 'k' });
+    await until(() => seen.length === 1, 20_000, 'the delayed message');
+    stop.abort();
+    await run;
+    const waited = seen[0]!.at - published;
+    assert.ok(waited >= 500 && waited <= 500 + SLACK_MS, `waited ${waited} ms for tier 1 (500 ms)`);
+    assert.equal(seen[0]!.attempts, 1, 'a delay is not an attempt');
+    const [r] = await lab.read(`${topic}.retry.1`, 1);
+    assert.equal(text(r!.headers, 'bq-delay'), '500');
+    assert.equal(text(r!.headers, 'bq-attempts'), '0');
+  });
+
+  it('the standalone re-injector pauses a record that is not due without holding up other tiers, and clamps a future timestamp', async () => {
+    const topic = uniqueQueue('reinject');
+    const admin = await lab.admin();
+    // CreateTime tier topics, so the test can set record timestamps itself.
+    await admin.createTopics({ topics: [1, 2].map((n) => ({ topic: `${topic}.retry.${n}`, numPartitions: 1, replicationFactor: 1 })), waitForLeaders: true });
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    const now = Date.now();
+    const headers = (delay: number) => ({ 'bq-delay': b(String(delay)), 'bq-original-topic': b(topic), 'bq-attempts': b('1'), 'x-rider': b('kept') });
+    const produce = async (tier: number, value: string, timestamp: number, delay: number) => {
+      const producer = lab.client.producer();
+      await producer.connect();
+      await producer.send({ topic: `${topic}.retry.${tier}`, messages: [{ value: b(value), key: null, headers: headers(delay), timestamp: String(timestamp) }] });
+      await producer.disconnect();
+    };
+    await produce(2, 'slow', now, 1500);
+    await produce(1, 'future', now + 3_600_000, 500); // a skewed clock: clamped to at most one tier
+    const reinjector = new KafkaReinjector({ url: lab.url, topic, retryTiersMs: [500, 1500], groupId: uniqueQueue('ri'), createTopics: false, logger: silentLogger });
+    const stop = new AbortController();
+    const running = reinjector.run({ signal: stop.signal });
+    const records = await lab.read(topic, 2, 20_000);
+    const elapsed = Date.now() - now;
+    stop.abort();
+    await running;
+    await reinjector.close();
+    const order = records.sort((x, y) => Number(x.offset) - Number(y.offset)).map((r) => r.value!.toString());
+    assert.deepEqual(order, ['future', 'slow'], 'the tier-2 wait did not block tier 1');
+    assert.ok(elapsed < 1500 + SLACK_MS + 3000, `done in ${elapsed} ms`);
+    for (const r of records) {
+      assert.equal(text(r.headers, 'x-rider'), 'kept');
+      assert.equal(text(r.headers, 'bq-attempts'), '1');
+      assert.equal(text(r.headers, 'bq-delay'), undefined);
+      assert.equal(r.key, null);
+    }
+  });
+});
