@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The interop peer: produces and consumes through the official BabelQueue Python SDK.
+
+The TypeScript interop suites (test/interop/*.test.ts) run it as a child process.
+Each command prints exactly one JSON object on stdout; the SDK's own log lines go
+to stderr. Bodies travel base64-encoded so that every byte survives the trip.
+
+    peer.py version
+    peer.py encode                         (request on stdin, see cmd_encode)
+    peer.py publish --url URL --queue Q --urn URN --data JSON [--trace-id ID] [--headers JSON]
+                                           (prints the meta.id and the body the SDK sent)
+    peer.py consume --url URL --queue Q --urn URN [--urn URN ...] [--max N] [--timeout S]
+                    [--fail N] [--max-attempts N] [--dead-letter] [--on-unknown-urn STRATEGY]
+
+The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
+default legacy layout) or amqp:// (PikaTransport).
+"""
+import argparse
+import base64
+import json
+import sys
+
+import babelqueue
+from babelqueue import BabelQueue, EnvelopeCodec
+
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def b64(text):
+    """A received body back to its exact bytes (the SDK reads with surrogateescape)."""
+    return base64.b64encode(text.encode("utf-8", "surrogateescape")).decode("ascii")
+
+
+def cmd_version(_args):
+    out({"babelqueue": babelqueue.__version__, "python": sys.version.split()[0]})
+
+
+def cmd_encode(_args):
+    """Request: {"urn", "data", "queue"?, "trace_id"?, "meta"?: {"id"?, "created_at"?, "lang"?}}.
+
+    The envelope is built by the SDK's EnvelopeCodec.make; the per-message meta fields
+    (which no two makes share) are then replaced in place by the given values, so the
+    key order stays the SDK's, and the SDK's EnvelopeCodec.encode writes the bytes.
+    """
+    req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    envelope = EnvelopeCodec.make(
+        req["urn"], req["data"], queue=req.get("queue", "default"), trace_id=req.get("trace_id"),
+    )
+    for key, value in (req.get("meta") or {}).items():
+        if key not in envelope["meta"]:
+            raise SystemExit(f"encode: meta.{key} is not a field EnvelopeCodec.make writes")
+        envelope["meta"][key] = value
+    out({"body": b64(EnvelopeCodec.encode(envelope))})
+
+
+def cmd_publish(args):
+    app = BabelQueue(args.url, queue=args.queue)
+    data = json.loads(args.data)
+    # Record the body exactly as the SDK hands it to its transport.
+    sent = []
+    for name in ("publish", "publish_with_headers"):
+        original = getattr(app.transport, name, None)
+        if original is not None:
+            def recording(queue, body, *rest, _original=original):
+                sent.append(body)
+                return _original(queue, body, *rest)
+            setattr(app.transport, name, recording)
+    if args.headers:
+        message_id = app.publish_with_headers(args.urn, data, json.loads(args.headers), trace_id=args.trace_id)
+    else:
+        message_id = app.publish(args.urn, data, trace_id=args.trace_id)
+    app.transport.close()
+    out({"id": message_id, "body": b64(sent[0])})
+
+
+def cmd_consume(args):
+    app = BabelQueue(
+        args.url,
+        queue=args.queue,
+        max_attempts=args.max_attempts,
+        dead_letter=args.dead_letter,
+        on_unknown_urn=args.on_unknown_urn,
+    )
+    handled = []
+    raw = []
+    failures = {"left": args.fail}
+
+    # Record every body exactly as the transport delivered it, before the runtime sees it.
+    pop = app.transport.pop
+
+    def recording_pop(queue, timeout=1.0):
+        received = pop(queue, timeout=timeout)
+        if received is not None:
+            raw.append({"body": b64(received.body), "headers": dict(received.headers)})
+        return received
+
+    app.transport.pop = recording_pop
+
+    def handler(data, meta, envelope):
+        handled.append({"data": data, "meta": meta, "envelope": envelope})
+        if failures["left"] > 0:
+            failures["left"] -= 1
+            raise RuntimeError("interop peer: handler failure on purpose")
+
+    for urn in args.urn:
+        app.register(urn, handler)
+    processed = app.consume(max_messages=args.max, timeout=args.timeout, handle_signals=False)
+    app.transport.close()
+    out({"processed": processed, "handled": handled, "received": raw})
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="peer.py", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("version")
+    sub.add_parser("encode")
+    p = sub.add_parser("publish")
+    p.add_argument("--url", required=True)
+    p.add_argument("--queue", required=True)
+    p.add_argument("--urn", required=True)
+    p.add_argument("--data", default="{}")
+    p.add_argument("--trace-id")
+    p.add_argument("--headers")
+    c = sub.add_parser("consume")
+    c.add_argument("--url", required=True)
+    c.add_argument("--queue", required=True)
+    c.add_argument("--urn", action="append", required=True)
+    c.add_argument("--max", type=int, default=1)
+    c.add_argument("--timeout", type=float, default=5.0)
+    c.add_argument("--fail", type=int, default=0, help="fail this many handler calls first")
+    c.add_argument("--max-attempts", type=int, default=3)
+    c.add_argument("--dead-letter", action="store_true")
+    c.add_argument("--on-unknown-urn", default="fail")
+    args = parser.parse_args(argv)
+    {"version": cmd_version, "encode": cmd_encode, "publish": cmd_publish, "consume": cmd_consume}[args.command](args)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
