@@ -215,6 +215,39 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
       }
     });
 
+    it("publishWhileDisconnected 'wait': publishes whose confirm was lost with the connection are sent again", async () => {
+      const q = queue('bq-rmq-outage-resend');
+      const logger = captureLogger();
+      const transport = new RabbitMqTransport({
+        url: proxy.url(url),
+        publishWhileDisconnected: 'wait',
+        reconnect: { initialDelayMs: 20, maxDelayMs: 100 },
+        logger,
+      });
+      try {
+        const ids = new Set<string>();
+        let next = 0;
+        let confirmed = 0;
+        // A steady stream, 50 unconfirmed at a time, cut in the middle.
+        const publishers = Array.from({ length: 50 }, async () => {
+          while (next < 1000) {
+            const { body, projection } = envelope(URN, { i: next++ }, q);
+            ids.add(projection.messageId);
+            await transport.publish({ body, queue: q, projection });
+            confirmed += 1;
+          }
+        });
+        while (confirmed < 300) await sleep(1);
+        proxy.cut();
+        await Promise.all(publishers);
+        const delivered = new Set((await raw.drain(q)).map((m) => String(m.properties.messageId)));
+        assert.deepEqual([...ids].filter((id) => !delivered.has(id)), [], 'every publish that resolved is on the queue');
+        assert.match(logger.text(), /publish lost with the connection; sending it again/, 'the cut caught publishes in flight');
+      } finally {
+        await transport.close();
+      }
+    });
+
     it('a waiting publish is rejected, not dropped silently, when the transport closes', async () => {
       const q = queue('bq-rmq-outage-close');
       const transport = new RabbitMqTransport({ url: proxy.url(url), publishWhileDisconnected: 'wait', logger: silentLogger });
