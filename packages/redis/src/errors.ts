@@ -29,16 +29,24 @@ export class DelayedPublishUnsupportedError extends CapabilityError {
   }
 }
 
-/** True when Redis answered CROSSSLOT (keys of one command in different slots). */
+/**
+ * True when the keys of one command sit in different slots: Redis answered
+ * CROSSSLOT, or ioredis refused to pipeline the command (auto-pipelining
+ * checks slots before sending).
+ */
 export function isCrossSlot(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('CROSSSLOT');
+  return (
+    error instanceof Error &&
+    (error.message.startsWith('CROSSSLOT') || error.message.includes('should belong to the same slot'))
+  );
 }
 
 /** Errors no retry can cure: the consume loop stops on them instead of polling forever. */
 export function isFatal(error: unknown): boolean {
   return (
     error instanceof CrossSlotError ||
-    (error instanceof Error && (error.message.startsWith('CROSSSLOT') || error.message.startsWith('WRONGTYPE')))
+    isCrossSlot(error) ||
+    (error instanceof Error && error.message.startsWith('WRONGTYPE'))
   );
 }
 

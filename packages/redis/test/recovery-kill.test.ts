@@ -1,0 +1,53 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createApp } from '@babelqueue/core';
+import { RedisTransport } from '../src/index.js';
+import { broker, captureLogger, inspector, uniqueQueue } from './support/redis.js';
+
+const b = broker('redis');
+const URN = 'urn:babel:orders:created';
+const child = join(import.meta.dirname, 'fixtures', 'stuck-consumer.ts');
+
+/** Starts the stuck consumer and resolves once its handler runs. */
+function startStuckConsumer(layout: string, queue: string) {
+  const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', child, b.url!, layout, queue, URN], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const inHandler = new Promise<void>((resolve, reject) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('in-handler')) resolve();
+    });
+    proc.on('exit', (code) => reject(new Error(`stuck consumer exited early (${code})`)));
+  });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
+  return { proc, inHandler, exited };
+}
+
+for (const [layout, expectedAttempts] of [['legacy', 1], ['zset', 2]] as const) {
+  describe(`redis ${layout}: a consumer killed with SIGKILL mid-handler`, { skip: b.skip }, () => {
+    it(`loses nothing: the message is recovered after retry_after (handler sees attempts ${expectedAttempts})`, async () => {
+      const q = uniqueQueue(`${layout}-kill`);
+      const redis = inspector(b.url!);
+      const logger = captureLogger();
+      const transport = new RedisTransport({ url: b.url!, layout, retryAfter: 1, logger });
+      const app = createApp({ transport, queue: q, logger });
+      const id = await app.publish(URN, { order_id: 7 });
+
+      const stuck = startStuckConsumer(layout, q);
+      await stuck.inHandler;
+      stuck.proc.kill('SIGKILL');
+      assert.equal(await stuck.exited, 'SIGKILL');
+
+      const got: { id: string; attempts: number }[] = [];
+      app.handle(URN, (_d, m) => void got.push({ id: m.id, attempts: m.attempts }));
+      await app.consume({ maxMessages: 1, idleMs: 5000 });
+      assert.deepEqual(got, [{ id, attempts: expectedAttempts }]);
+      const left = layout === 'zset' ? [`queues:${q}`, `queues:${q}:reserved`] : [q, `${q}:processing`, `${q}:processing:deadlines`];
+      assert.equal(await redis.exists(...left), 0);
+      await app.close();
+      await redis.quit();
+    });
+  });
+}
