@@ -310,6 +310,13 @@ describe('babelqueue usage and errors', () => {
     assert.equal(r.err, 'babelqueue: publish: no answer from silent://u:***@10.0.0.1:5 within 50 ms (is the broker running?)\n');
   });
 
+  test('the demo refuses a transport that cannot retry (Kafka without retry tiers)', async () => {
+    registerTransport('noretry', () => ({ ...stub({}), capabilities: { delayedPublish: false, delayedRetry: false, retry: false } }));
+    const r = await run(['demo', '--url', 'noretry://h']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /cannot retry a failed message.*retryTiersMs=default/);
+  });
+
   test('dlq list / show / purge say so when the binding cannot browse or purge', async () => {
     registerTransport('plain', () => stub({}));
     for (const argv of [['dlq', 'list'], ['dlq', 'show', 'x'], ['dlq', 'purge', '--yes']]) {

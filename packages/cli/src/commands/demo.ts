@@ -1,7 +1,7 @@
 import { consoleLogger, createApp } from '@babelqueue/core';
 import { parse } from '../args.js';
 import { withBroker } from '../broker.js';
-import { UsageError } from '../errors.js';
+import { OperationalError, UsageError } from '../errors.js';
 import { clip, columns, field, jsonLine, parseBody } from '../format.js';
 import type { CliIo } from '../io.js';
 import { USAGE } from '../usage.js';
@@ -41,6 +41,12 @@ export async function demo(args: readonly string[], io: CliIo): Promise<number> 
 
   return withBroker('demo', cli.global, async (broker) => {
     const { transport } = broker;
+    if (!transport.capabilities.retry) {
+      throw new OperationalError(
+        `the ${transport.rules.name} transport, as configured, cannot retry a failed message, so the demo's retry-then-dead-letter run ` +
+        'cannot happen there (Kafka: add ?retryTiersMs=default to the URL)',
+      );
+    }
     const app = createApp({ transport, queue, maxAttempts: MAX_ATTEMPTS, deadLetter: true, logger: consoleLogger('error') });
     const dlq = app.deadLetterQueueName();
     const steps: Step[] = [];

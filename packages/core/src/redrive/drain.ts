@@ -6,6 +6,8 @@ export interface DrainOptions {
   readonly max: number;
   /**
    * End the drain once no delivery arrived for this long (the per-pop wait).
+   * Until the first delivery the transport's own idle rule applies (a Kafka
+   * consumer counts from joining its group); after it, the drain's.
    * Absent: the drain ends only at `max` or when `signal` aborts.
    */
   readonly idleMs?: number;
@@ -50,7 +52,6 @@ export async function drainQueue<T>(
   };
   const onAbort = () => endDrain();
   signal?.addEventListener('abort', onAbort, { once: true });
-  armIdle();
 
   const onDelivery = async (delivery: Delivery): Promise<void> => {
     if (ended || taken.length >= max) {

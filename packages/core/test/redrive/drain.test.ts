@@ -59,6 +59,21 @@ describe('drainQueue: take, hold unsettled, then work', () => {
     assert.equal(transport.messages('q').length, 1);
   });
 
+  test('the idle limit counts from the first delivery: a transport slow to start (Kafka joining its group) is waited for', async () => {
+    const settled: [string, Decision['kind']][] = [];
+    const transport = scripted(async (_queue, onDelivery, options) => {
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const held = onDelivery(fakeDelivery('slow-start', settled));
+      await new Promise<void>((resolve) => options.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await held;
+    });
+    const names = await drainQueue(transport, 'q', { max: 5, idleMs: 20 }, async (taken) => {
+      for (const d of taken) await d.settle({ kind: 'ack' });
+      return taken.map((d) => d.body.toString());
+    });
+    assert.deepEqual(names, ['slow-start']);
+  });
+
   test('a delivery handed over after the drain ended is left unsettled at once', async () => {
     const settled: [string, Decision['kind']][] = [];
     const transport = scripted(async (_queue, onDelivery, options) => {

@@ -83,14 +83,16 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     }
   });
 
-  test('undecodable and not-accepted records (poison wrappers, version-gated, non-JSON, no queue) are restored byte for byte and skipped', async () => {
+  test('undecodable and not-accepted records (poison wrappers, version-gated, non-JSON, no queue, not editable) are restored byte for byte and skipped', async () => {
     const notUtf8 = Buffer.from([0xff, 0x0e]);
     const noQueue = '{"job":"urn:babel:t:x","trace_id":"t","data":{},"meta":{"id":"nq","lang":"node","schema_version":1,"created_at":1},"attempts":1}';
-    const bodies = [POISON_RAW, POISON_BASE64, VERSION_GATED, 'plain text', '[1,2]', noQueue];
+    // Decodes (the UTF-8 decoder drops a BOM) but cannot be edited byte for byte: kept rather than rewritten.
+    const withBom = `\ufeff${record('bom', { originalQueue: 'q' })}`;
+    const bodies = [POISON_RAW, POISON_BASE64, VERSION_GATED, 'plain text', '[1,2]', noQueue, withBom];
     const transport = await dlqWith([...bodies, notUtf8]);
     const result = await redrive(transport, { from: DLQ, ...FAST });
     assert.equal(result.redriven, 0);
-    assert.equal(result.skipped, 7);
+    assert.equal(result.skipped, 8);
     for (const item of result.items) {
       assert.equal(item.to, '');
       assert.equal(item.redriven, false);
@@ -99,9 +101,10 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.equal(result.items[0]?.reason, 'poison');
     assert.equal(result.items[2]?.messageId, 'v2');
     const after = transport.messages(DLQ);
-    assert.deepEqual(after.slice(0, 6).map((b) => b.toString('utf8')), bodies);
-    assert.deepEqual(after[6], notUtf8);
-    assert.deepEqual(transport.broker.stats(DLQ), { ready: 7, delayed: 0, inFlight: 0 });
+    assert.deepEqual(after.slice(0, 7).map((b) => b.toString('utf8')), bodies);
+    assert.deepEqual(after[7], notUtf8);
+    assert.deepEqual(transport.broker.stats(DLQ), { ready: 8, delayed: 0, inFlight: 0 });
+    assert.equal(transport.messages('q').length, 0);
   });
 
   test('select: unselected records are restored unchanged with to ""; selected ones are redriven', async () => {
