@@ -11,15 +11,6 @@ export function reinjectDueAt(recordTimestamp: number, tierMs: number, now: numb
   return Math.min(Math.max(due, now), now + tierMs);
 }
 
-/**
- * The tier delay of a retry-topic record: its `bq-delay` header (what the
- * writer chose), else `configuredMs`, the delay configured for its tier.
- */
-export function tierDelayOf(headers: RawHeaders | undefined, configuredMs: number): number {
-  const text = headerText(headers, KafkaHeader.DELAY)?.trim();
-  return text !== undefined && /^[0-9]+$/.test(text) ? Number(text) : configuredMs;
-}
-
 /** The work topic a retry-topic record returns to: `bq-original-topic`, else `workTopic`. */
 export function originalTopicOf(headers: RawHeaders | undefined, workTopic: string): string {
   const text = headerText(headers, KafkaHeader.ORIGINAL_TOPIC)?.trim();

@@ -4,7 +4,7 @@ import { KafkaConnection, type KafkaConnectionOptions } from './connection.js';
 import { runConsumerLoop, describe, type ConsumerTuning } from './consumer-loop.js';
 import { KafkaHeader, editHeaders } from './headers.js';
 import type { RecordResult } from './partition-batch.js';
-import { originalTopicOf, reinjectDueAt, tierDelayOf } from './reinject-schedule.js';
+import { originalTopicOf, reinjectDueAt } from './reinject-schedule.js';
 import { parseRetryTopic, retryTiersOf, validateRetryTiers } from './retry-tiers.js';
 import { ensureKafkaTopics } from './topics.js';
 
@@ -145,8 +145,8 @@ export class KafkaReinjector {
     const key = `${topic}\u0000${partition}`;
     const known = this.heads.get(key);
     if (known !== undefined && known.offset === record.offset) return known.due;
-    const tier = parseRetryTopic(topic);
-    const tierMs = tierDelayOf(record.headers, this.tiers[(tier?.index ?? 1) - 1] ?? 0);
+    // The tier decides the delay: the configured delay of the tier this topic is.
+    const tierMs = this.tiers[(parseRetryTopic(topic)?.index ?? 1) - 1] ?? 0;
     const due = reinjectDueAt(Number(record.timestamp), tierMs, now);
     this.heads.set(key, { offset: record.offset, due });
     return due;

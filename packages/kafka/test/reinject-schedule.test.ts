@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { reinjectDueAt } from '../src/index.js';
-import { originalTopicOf, tierDelayOf } from '../src/reinject-schedule.js';
+import { originalTopicOf } from '../src/reinject-schedule.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
 
@@ -18,12 +18,6 @@ describe('re-inject schedule', () => {
   for (const [name, ts, tier, expected] of rows) {
     it(name, () => assert.equal(reinjectDueAt(ts, tier, now), expected));
   }
-
-  it('takes the tier delay from bq-delay, else the configured tier', () => {
-    assert.equal(tierDelayOf({ 'bq-delay': b('750') }, 500), 750);
-    assert.equal(tierDelayOf({ 'bq-delay': b('soon') }, 500), 500);
-    assert.equal(tierDelayOf({}, 500), 500);
-  });
 
   it('returns to bq-original-topic, else the work topic', () => {
     assert.equal(originalTopicOf({ 'bq-original-topic': b('orders') }, 'fallback'), 'orders');

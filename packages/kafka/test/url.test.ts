@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { transportFromUrl as coreTransportFromUrl } from '@babelqueue/core';
 import { DEFAULT_RETRY_TIERS_MS, KafkaTransport, kafkaTransportFromUrl, parseKafkaUrl, transportFromUrl } from '../src/index.js';
 
 describe('kafka:// URLs', () => {
@@ -37,6 +38,13 @@ describe('kafka:// URLs', () => {
     assert.equal(tiered.groupId, 'g');
     assert.throws(() => kafkaTransportFromUrl('kafka://h?retryTiersMs=500,100'), /ascending/);
     await Promise.all([plain.close(), tiered.close()]);
+  });
+
+  it('is what the core URL registry builds for kafka://', async () => {
+    const t = await coreTransportFromUrl('kafka://127.0.0.1:9092?groupId=from-registry');
+    assert.equal(t.rules.name, 'kafka');
+    assert.equal((t as KafkaTransport).groupId, 'from-registry');
+    await t.close();
   });
 
   it('declares the Kafka settlement rules of the spec', () => {
