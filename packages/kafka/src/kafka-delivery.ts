@@ -1,4 +1,4 @@
-import { CapabilityError, DeadLetterWriteError, withAttempts } from '@babelqueue/core';
+import { CapabilityError, DeadLetterWriteError, acceptsEnvelope, decodeEnvelope, withAttempts } from '@babelqueue/core';
 import type { Decision, Delivery, HeaderValue } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import {
@@ -121,14 +121,13 @@ export class KafkaDelivery implements Delivery {
 }
 
 /**
- * The body of a retry copy: the envelope with its top-level `attempts` edited
- * in place (byte-preserving). A body that is not an envelope (poison on the
- * bounded retry) travels unchanged; `bq-attempts` carries the count.
+ * The body of a retry copy: an accepted envelope with its top-level `attempts`
+ * edited in place (every other byte kept). Anything else is poison on the
+ * bounded retry and travels unchanged; `bq-attempts` carries its count.
  */
 function retryBody(body: Buffer, attempts: number): Buffer {
-  try {
-    return withAttempts(body, attempts);
-  } catch {
-    return body;
-  }
+  return acceptsEnvelope(decodeEnvelope(body, ignoreWarnings)) ? withAttempts(body, attempts) : body;
 }
+
+/** Decode warnings were reported when the delivery was classified; a retry copy does not repeat them. */
+function ignoreWarnings(): void {}

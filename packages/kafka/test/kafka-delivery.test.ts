@@ -79,13 +79,18 @@ describe('KafkaDelivery', () => {
     assert.equal(again.writes[0]!.topic, 'orders.retry.2', 'the last tier repeats');
   });
 
-  it('a retry of a body that is not a JSON object carries the bytes unchanged (the count rides bq-attempts)', async () => {
-    const { writes, ctx } = harness();
-    const raw = Buffer.from([0xc3, 0x28, 0x7b]);
-    await new KafkaDelivery('orders', record({ value: raw, key: null }), ctx).settle({ kind: 'retry', delayMs: 0, attempts: 1 });
-    assert.deepEqual(writes[0]!.value, raw);
-    assert.equal(writes[0]!.key, null);
-    assert.equal(writes[0]!.topic, 'orders.retry.1');
+  it('a retry of poison (bounded retry without a DLQ) carries the bytes unchanged; the count rides bq-attempts', async () => {
+    for (const raw of [Buffer.from([0xc3, 0x28, 0x7b]), b('{"no":"identity","attempts":0}'), b('[1,2]'), b('')]) {
+      const { writes, ctx } = harness();
+      await new KafkaDelivery('orders', record({ value: raw, key: null }), ctx).settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+      assert.deepEqual(writes[0]!.value, raw);
+      assert.equal(writes[0]!.headers['bq-attempts'], '1');
+      assert.equal(writes[0]!.key, null);
+      assert.equal(writes[0]!.topic, 'orders.retry.1');
+    }
+    const nulled = harness();
+    await new KafkaDelivery('orders', record({ value: null }), nulled.ctx).settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    assert.equal(nulled.writes[0]!.value, null, 'a null value stays null');
   });
 
   it('a failed retry write leaves the record pending (not committed) and throws', async () => {
