@@ -28,7 +28,7 @@ export async function withBroker<T>(command: Command, settings: GlobalSettings, 
   }
   const where = maskUrl(url);
   const secrets = secretsOf(url);
-  const describe = (error: unknown) => redact(error instanceof Error ? error.message : String(error), secrets);
+  const describe = (error: unknown) => redact(messageOf(error), secrets);
 
   let transport: Transport;
   try {
@@ -71,6 +71,14 @@ async function bounded<T>(operation: Promise<T>, timeoutMs: number, what: string
     // The losing operation may still reject later; it has nobody to tell.
     operation.catch(() => undefined);
   }
+}
+
+/** An error's message; an empty one (AggregateError from a dual-stack connect) falls back to its code or name. */
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message !== '') return error.message;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : error.name;
 }
 
 /** The URL's credentials in every spelling an error message might use. */

@@ -303,6 +303,16 @@ describe('babelqueue usage and errors', () => {
     assert.deepEqual(jsonLines(json.err), [{ error: 'publish failed on failing://ops:***@broker.internal:1234: AUTH failed for ops:*** at broker.internal:1234', exit: 1 }]);
   });
 
+  test('an error without a message is named by its code', async () => {
+    registerTransport('refusing', () => stub({
+      publish: async () => {
+        throw Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' });
+      },
+    }));
+    const r = await run(['publish', '--url', 'refusing://127.0.0.1:1', URN, '{}']);
+    assert.equal(r.err, 'babelqueue: publish failed on refusing://127.0.0.1:1: ECONNREFUSED\n');
+  });
+
   test('a broker that never answers is exit 1 after --timeout-ms, naming the masked URL', async () => {
     registerTransport('silent', () => stub({ publish: () => new Promise<void>(() => undefined) }));
     const r = await run(['publish', '--url', 'silent://u:hunter2@10.0.0.1:5', '--timeout-ms', '50', URN, '{}']);
