@@ -1,0 +1,48 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { transportFromUrl as coreTransportFromUrl } from '@babelqueue/core';
+import { RedisConfigError, RedisTransport, redisTransportFromUrl } from '../src/index.js';
+import { broker, captureLogger, envelopeBody, take, uniqueQueue, withScores } from './support/redis.js';
+
+const b = broker('redis');
+
+describe('redis transport from a URL', { skip: b.skip }, () => {
+  it('reads the options from the query and leaves the rest to the connection', async () => {
+    const t = redisTransportFromUrl(`${b.url!}/0?layout=zset&retryAfter=null&prefix=app_&migrationBatchSize=50&blockTimeoutS=0.5`, { logger: captureLogger() });
+    assert.equal(t.layout, 'zset');
+    assert.equal(t.rules.name, 'redis-zset');
+    const q = uniqueQueue('url');
+    await t.publishRaw(q, Buffer.from('{"attempts":0}'));
+    const plain = new Redis(b.url!);
+    assert.equal(await plain.llen(`app_queues:${q}`), 1, 'prefix applied');
+    await take(t, q);
+    assert.equal((await withScores(plain, `app_queues:${q}:reserved`))[0]![1], 'inf', 'retryAfter=null');
+    await Promise.all([t.close(), plain.quit()]);
+  });
+
+  it('refuses bad option values in the URL', () => {
+    assert.throws(() => redisTransportFromUrl(`${b.url!}?retryAfter=-5`), RedisConfigError);
+    assert.throws(() => redisTransportFromUrl(`${b.url!}?retryAfter=soon`), /retryAfter must be a number/);
+    assert.throws(() => redisTransportFromUrl(`${b.url!}?layout=streams`), /layout/);
+  });
+
+  it("is what the core's URL registry builds for redis:// (legacy by default)", async () => {
+    const t = await coreTransportFromUrl(b.url!);
+    assert.ok(t instanceof RedisTransport);
+    assert.equal(t.rules.name, 'redis-legacy');
+    await t.close();
+  });
+
+  it('close() leaves a client passed as redis open, and is idempotent', async () => {
+    const client = new Redis(b.url!);
+    const t = new RedisTransport({ redis: client, logger: captureLogger() });
+    const q = uniqueQueue('own');
+    await t.publish({ body: envelopeBody('urn:babel:a:b'), queue: q, projection: {} as never });
+    await t.close();
+    await t.close();
+    assert.equal(await client.llen(q), 1);
+    await assert.rejects(t.consume(q, async () => {}, { concurrency: 1, signal: new AbortController().signal }), /closed/);
+    await client.quit();
+  });
+});
