@@ -34,11 +34,6 @@ export class ConnectionManager {
     this.masked = maskUrl(options.url);
   }
 
-  /** The URL with its credentials masked, for messages. */
-  get target(): string {
-    return this.masked;
-  }
-
   /** True once the transport closed or the first login was refused: nothing will reconnect. */
   terminal(): boolean {
     return this.state === 'closed' || this.state === 'failed';

@@ -4,7 +4,7 @@ import { ChannelSlot } from './channel-slot.js';
 import type { ConnectionManager } from './connection.js';
 import { PublishNotConfirmedError, RabbitMqUnavailableError, TransportClosedError } from './errors.js';
 import type { Logger } from '@babelqueue/core';
-import { QueueDeclarer, type QueueSpec } from './queues.js';
+import type { QueueDeclarer, QueueSpec } from './queues.js';
 
 /** One message to put on a queue through the default exchange. */
 export interface PublishRequest {
@@ -38,7 +38,7 @@ export class Publisher {
 
   constructor(
     private readonly connection: ConnectionManager,
-    readonly queues: QueueDeclarer,
+    private readonly queues: QueueDeclarer,
     private readonly logger: Logger,
   ) {
     this.slot = new ChannelSlot(connection, (model) => this.openChannel(model), logger, 'publish');
@@ -111,6 +111,7 @@ export class Publisher {
     this.models.set(channel, model);
     this.pending.set(channel, []);
     channel.on('return', (message: Message) => this.onReturn(channel, message));
+    // Wake publishes waiting for 'drain': on a closed channel they fail fast instead.
     channel.on('close', () => channel.emit('drain'));
     return channel;
   }

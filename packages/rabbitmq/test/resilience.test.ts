@@ -151,6 +151,35 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
     }
   }
 
+  it('consume: the queue deleted under a running consumer — declared again and consumed', async () => {
+    const q = queue('bq-rmq-deleted-under');
+    const logger = captureLogger();
+    const transport = new RabbitMqTransport({ url, reconnect: { initialDelayMs: 20, maxDelayMs: 100 }, logger });
+    const app = createApp({ transport, queue: q, logger });
+    const seen: number[] = [];
+    app.handle(URN, (data) => void seen.push(Number(data.n)));
+    const stop = new AbortController();
+    const running = app.run({ signal: stop.signal });
+    await app.publish(URN, { n: 1 });
+    while (seen.length < 1) await sleep(5);
+    await raw.channel.deleteQueue(q);
+    while (!/cancelled the consumer/.test(logger.text())) await sleep(5);
+    const until = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await app.publish(URN, { n: 2 });
+        break;
+      } catch (error) {
+        if (Date.now() > until) throw error;
+        await sleep(20);
+      }
+    }
+    while (seen.length < 2 && Date.now() < until) await sleep(5);
+    stop.abort();
+    await running;
+    assert.deepEqual(seen, [1, 2]);
+  });
+
   describe('publishing during an outage', () => {
     let proxy: CuttableProxy;
     before(async () => {
