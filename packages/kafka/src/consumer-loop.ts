@@ -1,6 +1,7 @@
 import type { Logger } from '@babelqueue/core';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
-import { processPartitionBatch, type RecordResult } from './partition-batch.js';
+import { processPartitionBatch, type Ordering, type RecordResult } from './partition-batch.js';
+import { Slots } from './slots.js';
 
 /** Tuning shared by the work consumer and the re-inject consumer. */
 export interface ConsumerTuning {
@@ -17,8 +18,10 @@ export interface ConsumerLoop extends ConsumerTuning {
   readonly kafka: Kafka;
   readonly groupId: string;
   readonly topics: readonly string[];
-  /** Partitions processed in parallel (records of one partition are always in order). */
+  /** Records in flight at most, across all partitions. */
   readonly concurrency: number;
+  /** Which records of one partition may be in flight together. */
+  readonly ordering: Ordering;
   readonly signal: AbortSignal;
   readonly logger: Logger;
   /** Handles one record; never throws. */
@@ -37,14 +40,24 @@ export interface ConsumerLoop extends ConsumerTuning {
  * restart from).
  */
 export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
+  const heartbeatEveryMs = Math.max(100, Math.floor(loop.sessionTimeoutMs / 10));
   const consumer = loop.kafka.consumer({
     groupId: loop.groupId,
     maxWaitTimeInMs: loop.maxWaitTimeMs,
     sessionTimeout: loop.sessionTimeoutMs,
-    heartbeatInterval: Math.max(100, Math.floor(loop.sessionTimeoutMs / 10)),
+    heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: true,
   });
   const timers = new Set<NodeJS.Timeout>();
+  const slots = new Slots(loop.concurrency);
+  /** Per partition: offsets settled past a held record (see BatchPolicy.settledAhead). */
+  const ahead = new Map<string, Set<string>>();
+  const aheadOf = (topic: string, partition: number) => {
+    const key = `${topic}\u0000${partition}`;
+    let set = ahead.get(key);
+    if (set === undefined) ahead.set(key, (set = new Set()));
+    return set;
+  };
   let stopping = false;
   let crashed: ((error: unknown) => void) | undefined;
   const crash = new Promise<never>((_resolve, reject) => {
@@ -52,7 +65,15 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
   });
   crash.catch(() => undefined);
 
-  consumer.on(consumer.events.GROUP_JOIN, (event) => loop.onJoin?.(event.payload.memberAssignment));
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    const assigned = event.payload.memberAssignment;
+    // A revoked partition's new owner handles its uncommitted records; forget them here.
+    for (const key of ahead.keys()) {
+      const [topic = '', partition = ''] = key.split('\u0000');
+      if (!(assigned[topic] ?? []).includes(Number(partition))) ahead.delete(key);
+    }
+    loop.onJoin?.(assigned);
+  });
   consumer.on(consumer.events.CRASH, (event) => {
     const { error, restart } = event.payload;
     if (restart) {
@@ -81,7 +102,13 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
         mayTake: () => !stopping && payload.isRunning() && !payload.isStale() && (loop.mayTake?.() ?? true),
       },
       (record) => loop.handle(record, batch.topic, batch.partition),
-      { commitIntervalMs: loop.commitIntervalMs },
+      {
+        commitIntervalMs: loop.commitIntervalMs,
+        ordering: loop.ordering,
+        slots,
+        settledAhead: aheadOf(batch.topic, batch.partition),
+        heartbeatEveryMs,
+      },
     );
   };
 

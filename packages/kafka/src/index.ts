@@ -1,4 +1,5 @@
 export { KafkaTransport, KAFKA_RULES, type KafkaTransportOptions } from './kafka-transport.js';
+export type { Ordering } from './partition-batch.js';
 export { KafkaReinjector, DEFAULT_CONSUMER_TUNING, type KafkaReinjectorOptions, type ReinjectRunOptions } from './reinjector.js';
 export type { KafkaConnectionOptions } from './connection.js';
 export type { ConsumerTuning } from './consumer-loop.js';

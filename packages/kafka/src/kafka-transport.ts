@@ -14,7 +14,7 @@ import { KafkaConnection, type KafkaConnectionOptions } from './connection.js';
 import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.js';
 import { KafkaHeader } from './headers.js';
 import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
-import type { RecordResult } from './partition-batch.js';
+import type { Ordering, RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { ensureKafkaTopics } from './topics.js';
@@ -40,6 +40,17 @@ export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<C
   readonly createTopics?: boolean;
   /** How long a partition pauses before an unsettled record is delivered again (ms). Default 1000. */
   readonly redeliveryDelayMs?: number;
+  /**
+   * Which records of one partition may be handled at the same time, up to the
+   * consume loop's `concurrency` in flight overall:
+   * - `'partition'` (default): one at a time per partition, in offset order;
+   *   `concurrency` partitions run in parallel.
+   * - `'key'`: records with the same key one at a time, in offset order;
+   *   different keys (and null keys) in parallel, also within one partition.
+   * - `'none'`: any records in parallel (drains, DLQ tools, order-free work).
+   * Commits never pass an unsettled record in any mode.
+   */
+  readonly ordering?: Ordering;
 }
 
 /**
@@ -76,6 +87,7 @@ export class KafkaTransport implements Transport {
   private readonly options: KafkaTransportOptions;
   private readonly tuning: ConsumerTuning;
   private readonly redeliveryDelayMs: number;
+  private readonly ordering: Ordering;
   private readonly running = new Set<AbortController>();
   private readonly loops = new Set<Promise<unknown>>();
 
@@ -89,6 +101,10 @@ export class KafkaTransport implements Transport {
     // Kafka ignores retry_backoff: the tier decides the delay, so no retry carries a delay of its own.
     this.capabilities = { delayedPublish: tiers, delayedRetry: false, retry: tiers };
     this.redeliveryDelayMs = nonNegative('redeliveryDelayMs', options.redeliveryDelayMs ?? 1000);
+    this.ordering = options.ordering ?? fromUrl?.ordering ?? 'partition';
+    if (!ORDERINGS.includes(this.ordering)) {
+      throw new ConfigurationError(`ordering must be ${ORDERINGS.join(', ')}, got ${String(this.ordering)}`);
+    }
     this.tuning = {
       maxWaitTimeMs: nonNegative('maxWaitTimeMs', options.maxWaitTimeMs ?? DEFAULT_CONSUMER_TUNING.maxWaitTimeMs),
       commitIntervalMs: nonNegative('commitIntervalMs', options.commitIntervalMs ?? DEFAULT_CONSUMER_TUNING.commitIntervalMs),
@@ -140,9 +156,10 @@ export class KafkaTransport implements Transport {
   /**
    * Consumes `queue` (a topic) in the consumer group `groupId` until the signal
    * aborts or a drain limit is reached; with tiers, the re-inject consumer of
-   * `queue` runs beside it. Records of one partition are handled one after the
-   * other and committed in offset order; `concurrency` partitions run in
-   * parallel. A record that is left unsettled (a failing handler without
+   * `queue` runs beside it. At most `concurrency` records are in flight; which
+   * records of one partition may run together is the `ordering` option, and
+   * offsets are committed in order, never past an unsettled record. A record
+   * that is left unsettled (a failing handler without
    * tiers, a failed write) pauses its partition for `redeliveryDelayMs` and is
    * delivered again; nothing after it is committed.
    */
@@ -180,6 +197,7 @@ export class KafkaTransport implements Transport {
         groupId: this.groupId,
         topics: [queue],
         concurrency: options.concurrency,
+        ordering: this.ordering,
         signal: stop.signal,
         logger: this.logger,
         handle,
@@ -269,6 +287,8 @@ class DrainWatch {
     if (this.timer !== undefined) clearInterval(this.timer);
   }
 }
+
+const ORDERINGS: readonly Ordering[] = ['partition', 'key', 'none'];
 
 function nonNegative(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {

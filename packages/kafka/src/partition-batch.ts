@@ -1,15 +1,27 @@
+import type { Slots } from './slots.js';
+
 /**
  * What became of one record of a partition batch:
  * - `settled`: done (acknowledged, retried onto a tier, dead-lettered, dropped
- *   or re-injected); its offset may be committed once every earlier one is.
+ *   or re-injected); its offset is committed once every earlier one is.
  * - `hold`: not settled (a failing handler without tiers, a failed write, a
  *   retry-topic record not yet due). The partition pauses for `resumeInMs`
- *   and this record is fetched again; nothing at or after it is committed.
+ *   and the record is fetched again; nothing at or after it is committed.
  */
 export type RecordResult = { readonly kind: 'settled' } | { readonly kind: 'hold'; readonly resumeInMs: number };
 
+/**
+ * Which records of one partition may be in flight together:
+ * - `partition`: one at a time, in offset order (Kafka's partition order);
+ * - `key`: records with the same key one at a time, in offset order; records
+ *   with different keys (and null keys) in parallel;
+ * - `none`: any records in parallel.
+ * In every mode a commit never passes a record that is not settled.
+ */
+export type Ordering = 'partition' | 'key' | 'none';
+
 /** The kafkajs batch seam the processor drives (a fake in unit tests). */
-export interface PartitionBatch<R extends { offset: string }> {
+export interface PartitionBatch<R extends { offset: string; key?: Buffer | null }> {
   readonly records: readonly R[];
   /** Marks `offset` consumed: the next fetch starts after it and a commit covers it. */
   resolveOffset(offset: string): void;
@@ -23,57 +35,147 @@ export interface PartitionBatch<R extends { offset: string }> {
   mayTake(): boolean;
 }
 
-/** Options of {@link processPartitionBatch}. */
+/** How {@link processPartitionBatch} runs one batch. */
 export interface BatchPolicy {
   /** Commit at least this often inside a long batch (ms). The batch end always commits. */
   readonly commitIntervalMs: number;
+  readonly ordering: Ordering;
+  /** Shared by every partition of one consume loop: caps the records in flight. */
+  readonly slots: Slots;
+  /**
+   * This partition's offsets that settled while an earlier record was held:
+   * they cannot be committed yet and are skipped, not handled again, when
+   * the partition is fetched again. Kept by the caller across batches.
+   */
+  readonly settledAhead: Set<string>;
+  /** While records are in flight, heartbeat at least this often (ms), so a slow handler keeps the membership. */
+  readonly heartbeatEveryMs: number;
   readonly now?: () => number;
 }
 
 /**
- * Process-then-commit over one partition batch, in offset order: each record
- * is handled and settled before the next starts, an offset is resolved only
- * once its record settled (so the committed offset never passes an unsettled
- * record), and commits happen only here, inside the batch callback that owns
- * the partition in the current group generation — never from a timer that
- * could outlive a rebalance. A record that is held pauses the partition and
- * ends the batch; it is fetched again on resume.
+ * Process-then-commit over one partition batch. Records start in offset order
+ * within the ordering's limits and the shared slots; an offset is resolved
+ * only once its record and every earlier record of the partition settled, so
+ * the committed offset never passes an unsettled record. Commits happen only
+ * here, inside the batch callback that owns the partition in the current group
+ * generation, never from a timer that could outlive a rebalance. A held
+ * record pauses the partition; it (and, under `partition`/`key` ordering,
+ * what must follow it) is fetched and handled again on resume.
  *
- * When the heartbeat reports a rebalance, the settled prefix is committed
- * (still allowed for the generation being rebalanced) and the error is
- * rethrown, so kafkajs rejoins with nothing in flight.
+ * When the heartbeat reports a rebalance, no more records start, the ones in
+ * flight finish, the settled prefix is committed (still allowed for the
+ * generation being rebalanced) and the error is rethrown, so kafkajs rejoins
+ * with nothing in flight.
  */
-export async function processPartitionBatch<R extends { offset: string }>(
+export async function processPartitionBatch<R extends { offset: string; key?: Buffer | null }>(
   batch: PartitionBatch<R>,
   handle: (record: R) => Promise<RecordResult>,
   policy: BatchPolicy,
 ): Promise<void> {
   const now = policy.now ?? Date.now;
+  const { records } = batch;
+  const results: (RecordResult | undefined)[] = new Array<RecordResult | undefined>(records.length);
+  const settled = (r: RecordResult | undefined) => r !== undefined && r.kind === 'settled';
+  let next = 0;
   let dirty = false;
   let lastCommit = now();
-  const commit = async () => {
-    if (!dirty) return;
-    dirty = false;
-    lastCommit = now();
-    await batch.commit();
+  let failure: { error: unknown } | undefined;
+  let committing: Promise<void> | undefined;
+  let holdMs: number | undefined;
+
+  const advance = () => {
+    while (next < records.length && settled(results[next])) {
+      const { offset } = records[next]!;
+      batch.resolveOffset(offset);
+      policy.settledAhead.delete(offset);
+      next += 1;
+      dirty = true;
+    }
+  };
+  const commit = (): Promise<void> => {
+    committing ??= (async () => {
+      while (dirty) {
+        dirty = false;
+        lastCommit = now();
+        await batch.commit();
+      }
+    })().finally(() => {
+      committing = undefined;
+    });
+    return committing;
   };
 
-  for (const record of batch.records) {
-    if (!batch.mayTake()) break;
-    const result = await handle(record);
-    if (result.kind === 'hold') {
-      batch.pauseFor(result.resumeInMs);
-      break;
+  /** Runs record `i` once its predecessor under the ordering is done; resolves with whether it settled. */
+  const run = async (i: number, after: Promise<boolean>): Promise<boolean> => {
+    if (!(await after)) return false;
+    const record = records[i]!;
+    if (policy.settledAhead.has(record.offset)) {
+      results[i] = { kind: 'settled' };
+      advance();
+      return true;
     }
-    batch.resolveOffset(record.offset);
-    dirty = true;
-    if (now() - lastCommit >= policy.commitIntervalMs) await commit();
+    await policy.slots.acquire();
     try {
+      if (failure !== undefined || !batch.mayTake()) return false;
+      const result = await handle(record);
+      results[i] = result;
+      if (result.kind === 'hold') {
+        holdMs = Math.min(holdMs ?? Infinity, result.resumeInMs);
+        return false;
+      }
+      advance();
+      if (now() - lastCommit >= policy.commitIntervalMs) await commit();
       await batch.heartbeat();
+      return true;
     } catch (error) {
-      await commit().catch(() => undefined);
-      throw error;
+      failure ??= { error };
+      return false;
+    } finally {
+      policy.slots.release();
     }
+  };
+
+  const beat = setInterval(() => {
+    batch.heartbeat().catch((error: unknown) => {
+      failure ??= { error };
+    });
+  }, policy.heartbeatEveryMs);
+  const chains = new Map<string, Promise<boolean>>();
+  const tasks: Promise<boolean>[] = [];
+  const started = Promise.resolve(true);
+  for (const [i, record] of records.entries()) {
+    const chain = chainOf(record, policy.ordering);
+    const task = run(i, chain === undefined ? started : (chains.get(chain) ?? started));
+    if (chain !== undefined) chains.set(chain, task);
+    tasks.push(task);
   }
-  await commit();
+  try {
+    await Promise.all(tasks);
+  } finally {
+    clearInterval(beat);
+  }
+
+  for (let i = next; i < records.length; i++) {
+    if (settled(results[i])) policy.settledAhead.add(records[i]!.offset);
+  }
+  if (holdMs !== undefined) batch.pauseFor(holdMs);
+  try {
+    await commit();
+  } catch (error) {
+    failure ??= { error };
+  }
+  if (failure !== undefined) throw failure.error;
+}
+
+/** The chain a record waits on under `ordering` (undefined: none). */
+function chainOf(record: { key?: Buffer | null }, ordering: Ordering): string | undefined {
+  switch (ordering) {
+    case 'partition':
+      return '';
+    case 'key':
+      return record.key === null || record.key === undefined ? undefined : `k${record.key.toString('latin1')}`;
+    case 'none':
+      return undefined;
+  }
 }

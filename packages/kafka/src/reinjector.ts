@@ -100,6 +100,8 @@ export class KafkaReinjector {
         groupId: this.groupId,
         topics: this.topics,
         concurrency: options.concurrency ?? this.tiers.length,
+        // A partition's records are due in order (LogAppendTime): wait on the head, never skip past it.
+        ordering: 'partition',
         signal: options.signal,
         logger: this.logger,
         handle: (record, topic, partition) => this.reinject(record, topic, partition),

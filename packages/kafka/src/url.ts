@@ -1,5 +1,6 @@
 import { ConfigurationError } from '@babelqueue/core';
 import type { SASLOptions } from 'kafkajs';
+import type { Ordering } from './partition-batch.js';
 import { DEFAULT_RETRY_TIERS_MS } from './retry-tiers.js';
 
 /** What a `kafka://` URL says. */
@@ -10,12 +11,13 @@ export interface KafkaUrlSettings {
   readonly retryTiersMs?: readonly number[];
   readonly ssl?: boolean;
   readonly sasl?: SASLOptions;
+  readonly ordering?: Ordering;
 }
 
 const MECHANISMS = ['plain', 'scram-sha-256', 'scram-sha-512'] as const;
 
 /**
- * Parses `kafka://[user:pass@]host:port[,host:port…][?groupId=…&clientId=…&retryTiersMs=500,1000&ssl=true&mechanism=plain]`.
+ * Parses `kafka://[user:pass@]host:port[,host:port…][?groupId=…&clientId=…&retryTiersMs=500,1000&ordering=key&ssl=true&mechanism=plain]`.
  * `retryTiersMs=default` selects {@link DEFAULT_RETRY_TIERS_MS}; extra
  * bootstrap servers may also be given as `brokers=host:port,…` (a parsed
  * `URL` object cannot hold a comma-separated host list).
@@ -39,6 +41,8 @@ export function parseKafkaUrl(url: string | URL): KafkaUrlSettings {
   if (clientId) settings.clientId = clientId;
   const tiers = params.get('retryTiersMs');
   if (tiers) settings.retryTiersMs = tiers === 'default' ? DEFAULT_RETRY_TIERS_MS : tiers.split(',').map((t) => Number(t.trim()));
+  const ordering = params.get('ordering');
+  if (ordering) settings.ordering = ordering as Ordering;
   const ssl = params.get('ssl');
   if (ssl !== null) settings.ssl = ssl === 'true' || ssl === '1';
   if (userInfo !== undefined && userInfo !== '') {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, silentLogger, type DropEvent, type Envelope } from '@babelqueue/core';
+import { createApp, drainQueue, silentLogger, type DropEvent, type Envelope } from '@babelqueue/core';
 import { Lab, kafka, text, until } from './support/kafka-lab.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
@@ -196,5 +196,54 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
       assert.deepEqual(seen.filter((id) => id.startsWith(`p${p}-`)), Array.from({ length: per }, (_, i) => `p${p}-${i}`));
     }
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: per, 1: per });
+  });
+
+  it('ordering key / none: records of one partition run in parallel; the same key never overlaps; commits reach the end', async () => {
+    for (const ordering of ['key', 'none'] as const) {
+      const topic = await lab.topic(`order-${ordering}`);
+      const n = 12;
+      await lab.produce(topic, Array.from({ length: n }, (_, i) => ({ value: envelope(`o${i}`), key: b(i % 3 === 0 ? 'same' : `k${i}`) })));
+      let active = 0;
+      let maxActive = 0;
+      let sameActive = 0;
+      let sameMax = 0;
+      const sameOrder: string[] = [];
+      const transport = lab.transport({ ordering });
+      const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, async (_d, msg) => {
+        const same = Number(msg.id.slice(1)) % 3 === 0;
+        active += 1;
+        maxActive = Math.max(maxActive, active);
+        if (same) {
+          sameActive += 1;
+          sameMax = Math.max(sameMax, sameActive);
+          sameOrder.push(msg.id);
+        }
+        await new Promise((r) => setTimeout(r, 30));
+        if (same) sameActive -= 1;
+        active -= 1;
+      });
+      assert.equal(await app.consume({ maxMessages: n, concurrency: 4 }), n);
+      await app.close();
+      assert.ok(maxActive > 1, `${ordering}: in parallel within one partition (max ${maxActive})`);
+      assert.ok(maxActive <= 4, `${ordering}: never more than the concurrency`);
+      if (ordering === 'key') {
+        assert.equal(sameMax, 1, 'one key: one at a time');
+        assert.deepEqual(sameOrder, ['o0', 'o3', 'o6', 'o9'], 'one key: in offset order');
+      }
+      assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: n });
+    }
+  });
+
+  it('with ordering none, the core drain (DLQ tools, redrive) takes every record of a partition at once', async () => {
+    const topic = await lab.topic('drain');
+    await lab.produce(topic, Array.from({ length: 5 }, (_, i) => ({ value: envelope(`d${i}`) })));
+    const transport = lab.transport({ ordering: 'none' });
+    const ids = await drainQueue(transport, topic, { max: 10, idleMs: 1500 }, async (taken) => {
+      for (const d of taken) await d.settle({ kind: 'ack' });
+      return taken.map((d) => (JSON.parse(d.body.toString()) as Envelope).meta.id);
+    });
+    await transport.close();
+    assert.deepEqual(ids, ['d0', 'd1', 'd2', 'd3', 'd4']);
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 5 });
   });
 });

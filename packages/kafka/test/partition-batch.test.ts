@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { processPartitionBatch, type PartitionBatch, type RecordResult } from '../src/partition-batch.js';
+import { processPartitionBatch, type BatchPolicy, type Ordering, type PartitionBatch, type RecordResult } from '../src/partition-batch.js';
+import { Slots } from '../src/slots.js';
 
-interface Rec { offset: string }
+interface Rec { offset: string; key?: Buffer | null }
 
-/** A recording fake of the kafkajs batch seam: committed = the resolved offset at commit time. */
-function fakeBatch(offsets: number[], opts: { heartbeat?: () => Promise<void>; mayTake?: () => boolean } = {}) {
+/** A recording fake of the kafkajs batch seam: a commit records the resolved offset at that time. */
+function fakeBatch(records: Rec[] | number[], opts: { heartbeat?: () => Promise<void>; mayTake?: () => boolean } = {}) {
   const log: string[] = [];
   let resolved: string | undefined;
   const committed: (string | undefined)[] = [];
   const batch: PartitionBatch<Rec> = {
-    records: offsets.map((o) => ({ offset: String(o) })),
+    records: records.map((r) => (typeof r === 'number' ? { offset: String(r) } : r)),
     resolveOffset: (offset) => {
       resolved = String(Number(offset) + 1);
       log.push(`resolve ${offset}`);
@@ -26,35 +27,63 @@ function fakeBatch(offsets: number[], opts: { heartbeat?: () => Promise<void>; m
   return { batch, log, committed };
 }
 
+function policy(over: Partial<BatchPolicy> & { ordering?: Ordering; slots?: Slots } = {}): BatchPolicy {
+  return { commitIntervalMs: 60_000, ordering: 'partition', slots: new Slots(4), settledAhead: new Set(), heartbeatEveryMs: 60_000, ...over };
+}
+
 const settled: RecordResult = { kind: 'settled' };
 const hold = (ms: number): RecordResult => ({ kind: 'hold', resumeInMs: ms });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const key = (s: string | null) => (s === null ? null : Buffer.from(s));
+
+/** Tracks how many handlers run at once, overall and per label. */
+function overlap() {
+  const active = new Map<string, number>();
+  let total = 0;
+  const max = { total: 0, per: new Map<string, number>() };
+  return {
+    max,
+    async run(label: string, ms: number) {
+      total += 1;
+      active.set(label, (active.get(label) ?? 0) + 1);
+      max.total = Math.max(max.total, total);
+      max.per.set(label, Math.max(max.per.get(label) ?? 0, active.get(label)!));
+      await sleep(ms);
+      total -= 1;
+      active.set(label, active.get(label)! - 1);
+    },
+  };
+}
 
 describe('process-then-commit over a partition batch', () => {
-  it('handles in offset order, one at a time, and commits offset + 1 of the last settled record', async () => {
+  it('partition ordering: one record at a time in offset order (even with free slots), commit = last offset + 1', async () => {
     const { batch, log, committed } = fakeBatch([10, 11, 12]);
-    let active = 0;
+    const o = overlap();
     await processPartitionBatch(batch, async (r) => {
-      active += 1;
-      assert.equal(active, 1, 'records of one partition never overlap');
       log.push(`handle ${r.offset}`);
-      await new Promise((res) => setTimeout(res, 1));
-      active -= 1;
+      await o.run('p', 2);
       return settled;
-    }, { commitIntervalMs: 60_000 });
+    }, policy({ slots: new Slots(8) }));
+    assert.equal(o.max.total, 1);
     assert.deepEqual(log, ['handle 10', 'resolve 10', 'handle 11', 'resolve 11', 'handle 12', 'resolve 12', 'commit 13']);
     assert.deepEqual(committed, ['13']);
   });
 
-  it('never commits at or past a held record: pauses, ends the batch, leaves later records for the refetch', async () => {
+  it('partition ordering: a held record pauses the partition; nothing at or after it is handled or committed', async () => {
     const { batch, log, committed } = fakeBatch([5, 6, 7, 8]);
-    await processPartitionBatch(batch, async (r) => (r.offset === '7' ? hold(250) : settled), { commitIntervalMs: 60_000 });
+    const handled: string[] = [];
+    await processPartitionBatch(batch, async (r) => {
+      handled.push(r.offset);
+      return r.offset === '7' ? hold(250) : settled;
+    }, policy());
+    assert.deepEqual(handled, ['5', '6', '7']);
     assert.deepEqual(log, ['resolve 5', 'resolve 6', 'pause 250', 'commit 7']);
     assert.deepEqual(committed, ['7']);
   });
 
   it('commits nothing when the first record is held', async () => {
     const { batch, log } = fakeBatch([3, 4]);
-    await processPartitionBatch(batch, async () => hold(10), { commitIntervalMs: 0 });
+    await processPartitionBatch(batch, async () => hold(10), policy({ commitIntervalMs: 0 }));
     assert.deepEqual(log, ['pause 10']);
   });
 
@@ -64,7 +93,7 @@ describe('process-then-commit over a partition batch', () => {
     await processPartitionBatch(batch, async () => {
       clock += 600;
       return settled;
-    }, { commitIntervalMs: 1000, now: () => clock });
+    }, policy({ commitIntervalMs: 1000, now: () => clock }));
     assert.deepEqual(committed, ['2', '4']);
   });
 
@@ -74,11 +103,11 @@ describe('process-then-commit over a partition batch', () => {
     await processPartitionBatch(batch, async () => {
       taken += 1;
       return settled;
-    }, { commitIntervalMs: 60_000 });
+    }, policy());
     assert.deepEqual(log, ['resolve 0', 'resolve 1', 'commit 2']);
   });
 
-  it('on a rebalance seen by the heartbeat: commits the settled prefix, then rethrows so kafkajs rejoins', async () => {
+  it('on a rebalance seen by the heartbeat: starts nothing more, commits the settled prefix, rethrows so kafkajs rejoins', async () => {
     const rebalance = Object.assign(new Error('The group is rebalancing'), { type: 'REBALANCE_IN_PROGRESS' });
     let beats = 0;
     const { batch, log } = fakeBatch([0, 1, 2], {
@@ -87,7 +116,125 @@ describe('process-then-commit over a partition batch', () => {
         if (beats === 2) throw rebalance;
       },
     });
-    await assert.rejects(processPartitionBatch(batch, async () => settled, { commitIntervalMs: 60_000 }), rebalance);
+    await assert.rejects(processPartitionBatch(batch, async () => settled, policy()), rebalance);
     assert.deepEqual(log, ['resolve 0', 'resolve 1', 'commit 2']);
+  });
+
+  it('heartbeats while a slow handler runs; a rebalance then stops new starts but lets the handler finish and commit', async () => {
+    const rebalance = new Error('rebalancing');
+    let beats = 0;
+    const { batch, log } = fakeBatch([0, 1], {
+      heartbeat: async () => {
+        beats += 1;
+        throw rebalance;
+      },
+    });
+    const handled: string[] = [];
+    await assert.rejects(processPartitionBatch(batch, async (r) => {
+      handled.push(r.offset);
+      await sleep(60);
+      return settled;
+    }, policy({ heartbeatEveryMs: 10 })), rebalance);
+    assert.ok(beats >= 2, 'the background heartbeat ran during the slow handler');
+    assert.deepEqual(handled, ['0']);
+    assert.deepEqual(log, ['resolve 0', 'commit 1']);
+  });
+
+  it('no ordering: records run in parallel up to the slots, settle out of order, and commit only the contiguous prefix', async () => {
+    const { batch, log, committed } = fakeBatch([0, 1, 2, 3, 4]);
+    const o = overlap();
+    const delays: Record<string, number> = { '0': 30, '1': 5, '2': 15, '3': 1, '4': 1 };
+    await processPartitionBatch(batch, async (r) => {
+      await o.run('all', delays[r.offset]!);
+      log.push(`done ${r.offset}`);
+      return settled;
+    }, policy({ ordering: 'none', slots: new Slots(3) }));
+    assert.equal(o.max.total, 3, 'at most the slots in flight');
+    assert.ok(log.indexOf('done 1') < log.indexOf('resolve 0'), 'settled out of order');
+    const resolves = log.filter((l) => l.startsWith('resolve'));
+    assert.deepEqual(resolves, ['resolve 0', 'resolve 1', 'resolve 2', 'resolve 3', 'resolve 4'], 'resolved strictly in offset order');
+    assert.deepEqual(committed, ['5']);
+  });
+
+  it('no ordering: records settled past a held one are remembered and skipped, not handled again, after the refetch', async () => {
+    const ahead = new Set<string>();
+    const first = fakeBatch([0, 1, 2]);
+    await processPartitionBatch(first.batch, async (r) => (r.offset === '1' ? hold(100) : settled), policy({ ordering: 'none', settledAhead: ahead }));
+    assert.deepEqual(first.committed, ['1'], 'the commit stops before the held record');
+    assert.deepEqual([...ahead], ['2']);
+    assert.ok(first.log.includes('pause 100'));
+
+    const again = fakeBatch([1, 2, 3]);
+    const handled: string[] = [];
+    await processPartitionBatch(again.batch, async (r) => {
+      handled.push(r.offset);
+      return settled;
+    }, policy({ ordering: 'none', settledAhead: ahead }));
+    assert.deepEqual(handled.sort(), ['1', '3'], 'offset 2 already settled: skipped');
+    assert.deepEqual(again.committed, ['4']);
+    assert.equal(ahead.size, 0);
+  });
+
+  it('key ordering: the same key one at a time in offset order, other keys and null keys in parallel', async () => {
+    const records = [
+      { offset: '0', key: key('a') }, { offset: '1', key: key('b') }, { offset: '2', key: key('a') },
+      { offset: '3', key: null }, { offset: '4', key: null }, { offset: '5', key: key('a') },
+    ];
+    const { batch, committed } = fakeBatch(records);
+    const o = overlap();
+    const order: string[] = [];
+    await processPartitionBatch(batch, async (r) => {
+      const label = r.key === null || r.key === undefined ? `null-${r.offset}` : r.key.toString();
+      await o.run(label, 10);
+      order.push(`${label}${r.offset}`);
+      return settled;
+    }, policy({ ordering: 'key', slots: new Slots(8) }));
+    assert.equal(o.max.per.get('a'), 1, 'key a never overlaps itself');
+    assert.ok(o.max.total >= 3, 'different keys ran together');
+    assert.deepEqual(order.filter((x) => x.startsWith('a')), ['a0', 'a2', 'a5']);
+    assert.deepEqual(committed, ['6']);
+  });
+
+  it('key ordering: a held record holds back the later records of its key only', async () => {
+    const ahead = new Set<string>();
+    const records = [{ offset: '0', key: key('a') }, { offset: '1', key: key('b') }, { offset: '2', key: key('a') }];
+    const { batch, committed } = fakeBatch(records);
+    const handled: string[] = [];
+    await processPartitionBatch(batch, async (r) => {
+      handled.push(r.offset);
+      return r.offset === '0' ? hold(50) : settled;
+    }, policy({ ordering: 'key', settledAhead: ahead }));
+    assert.deepEqual(handled.sort(), ['0', '1']);
+    assert.deepEqual(committed, [], 'nothing committable: offset 0 is held');
+    assert.deepEqual([...ahead], ['1']);
+  });
+
+  it('shares the slots between the partitions of one consume loop', async () => {
+    const slots = new Slots(2);
+    const o = overlap();
+    const handler = async () => {
+      await o.run('all', 10);
+      return settled;
+    };
+    await Promise.all([
+      processPartitionBatch(fakeBatch([0, 1, 2]).batch, handler, policy({ ordering: 'none', slots })),
+      processPartitionBatch(fakeBatch([0, 1, 2]).batch, handler, policy({ ordering: 'none', slots })),
+    ]);
+    assert.equal(o.max.total, 2);
+  });
+});
+
+describe('Slots', () => {
+  it('serves waiters in arrival order', async () => {
+    const slots = new Slots(1);
+    const order: number[] = [];
+    await slots.acquire();
+    const waiters = [1, 2, 3].map((n) => slots.acquire().then(() => {
+      order.push(n);
+      slots.release();
+    }));
+    slots.release();
+    await Promise.all(waiters);
+    assert.deepEqual(order, [1, 2, 3]);
   });
 });

@@ -19,6 +19,7 @@ describe('kafka:// URLs', () => {
     assert.equal(s.ssl, true);
     assert.deepEqual(s.sasl, { mechanism: 'scram-sha-512', username: 'u@x', password: 'p:w' });
     assert.deepEqual(parseKafkaUrl('kafka://h?retryTiersMs=default').retryTiersMs, DEFAULT_RETRY_TIERS_MS);
+    assert.equal(parseKafkaUrl('kafka://h?ordering=none').ordering, 'none');
   });
 
   it('refuses what it cannot use, without echoing a password', () => {
@@ -26,6 +27,7 @@ describe('kafka:// URLs', () => {
     assert.throws(() => parseKafkaUrl('kafka://'), /names no broker/);
     assert.throws(() => parseKafkaUrl('kafka://u:secret@h?mechanism=gssapi'), (e: Error) => /gssapi/.test(e.message) && !/secret/.test(e.message));
     assert.throws(() => new KafkaTransport({}), /needs `brokers`/);
+    assert.throws(() => kafkaTransportFromUrl('kafka://h?ordering=random'), /ordering must be partition, key, none/);
   });
 
   it('builds a transport whose capabilities follow the tiers', async () => {
