@@ -132,6 +132,24 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     }
   });
 
+  it('publishRaw writes bytes as they are; browse reads without consuming; purge empties', async () => {
+    const q = queue('bq-rmq-tools');
+    const records = [Buffer.from('{"raw":"x","dead_letter":{}}'), Buffer.from('{"a":1}'), Buffer.from('{"b":2}')];
+    for (const record of records) await transport.publishRaw(q, record, { traceparent: 'tp' });
+    const browsed = await transport.browse(q, 2);
+    assert.deepEqual(browsed.map(String), records.slice(0, 2).map(String));
+    assert.equal(await raw.count(q), 3, 'browsing consumed nothing');
+    assert.deepEqual((await transport.browse(q, 10)).map(String), records.map(String), 'in the original order');
+    assert.equal(await transport.purge(q), 3);
+    assert.equal(await raw.count(q), 0);
+    assert.deepEqual(await transport.browse('bq-rmq-no-such-queue', 5), []);
+    assert.equal(await transport.purge('bq-rmq-no-such-queue'), 0);
+    await transport.publishRaw(q, records[0]!);
+    const [message] = await raw.drain(q);
+    assert.equal(message!.properties.deliveryMode, 2);
+    assert.equal(message!.properties.contentType, 'application/json');
+  });
+
   it('fails a publish clearly when the broker is unreachable, without printing credentials', async () => {
     const down = new RabbitMqTransport({ url: 'amqp://alice:s3cr3t-pw@127.0.0.1:1/', logger: silentLogger });
     try {
