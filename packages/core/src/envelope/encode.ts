@@ -20,6 +20,8 @@ export const DEAD_LETTER_KEY_ORDER = [
  * `JSON.stringify` output (raw UTF-8, `/` unescaped, no whitespace).
  */
 export function encodeEnvelope(env: Envelope): string {
+  // Envelopes from make() (and most decoded ones) are already in canonical order.
+  if (isCanonical(env)) return JSON.stringify(env);
   let out = '';
   for (const key of ENVELOPE_KEY_ORDER) {
     if (key === 'meta') out = member(out, key, metaJson(env.meta));
@@ -55,6 +57,44 @@ function ordered(obj: Record<string, unknown>, order: readonly string[]): string
 function member(out: string, key: string, json: string | undefined): string {
   if (json === undefined) return out;
   return `${out}${out === '' ? '' : ','}${JSON.stringify(key)}:${json}`;
+}
+
+/**
+ * True when the object's own key order already is the canonical one, so
+ * `JSON.stringify` writes the canonical bytes: the five known members first,
+ * unknown ones after them, `dead_letter` (if any) last; `meta` and
+ * `dead_letter` start with their known members in order.
+ */
+function isCanonical(env: Envelope): boolean {
+  let i = 0;
+  let deadLetterSeen = false;
+  for (const key in env) {
+    if (deadLetterSeen) return false;
+    if (i < ENVELOPE_KEY_ORDER.length) {
+      if (key !== ENVELOPE_KEY_ORDER[i]) return false;
+    } else if (key === 'dead_letter') {
+      deadLetterSeen = true;
+    } else if (isTopLevelKnown(key)) {
+      return false;
+    }
+    i++;
+  }
+  return (
+    i >= ENVELOPE_KEY_ORDER.length &&
+    startsInOrder(env.meta, META_KEY_ORDER) &&
+    (env.dead_letter === undefined || startsInOrder(env.dead_letter, DEAD_LETTER_KEY_ORDER))
+  );
+}
+
+function startsInOrder(obj: unknown, order: readonly string[]): boolean {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return true;
+  let i = 0;
+  for (const key in obj) {
+    if (i === order.length) return true;
+    if (key !== order[i]) return false;
+    i++;
+  }
+  return i === order.length;
 }
 
 function isTopLevelKnown(key: string): boolean {

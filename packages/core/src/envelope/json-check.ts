@@ -9,45 +9,58 @@ export function pointerToken(key: string): string {
 /**
  * Asserts that `value` is a plain JSON object whose every value JSON carries
  * faithfully, so `JSON.stringify` can neither drop nor alter anything.
- * Throws {@link InvalidMessageError} naming the JSON pointer of the first bad value.
+ * Throws {@link InvalidMessageError} naming the JSON pointer of the first bad
+ * value (`pointer` is where `value` itself sits, e.g. `/data`).
  */
 export function assertJsonObject(value: unknown, pointer: string): asserts value is JsonObject {
   if (!isPlainObject(value)) throw new InvalidMessageError(pointer, `must be a plain JSON object, got ${describe(value)}`);
-  checkValue(value, pointer, []);
+  const path: (string | number)[] = [];
+  const problem = checkValue(value, path, []);
+  if (problem !== undefined) {
+    throw new InvalidMessageError(pointer + path.map((token) => `/${pointerToken(String(token))}`).join(''), problem);
+  }
 }
 
-function checkValue(value: unknown, pointer: string, ancestors: object[]): void {
+/**
+ * The problem with `value`, or undefined. On a problem `path` is left holding
+ * the keys down to the bad value (the pointer is only built then).
+ */
+function checkValue(value: unknown, path: (string | number)[], ancestors: object[]): string | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return;
+      return undefined;
     case 'number':
-      if (!Number.isFinite(value)) throw new InvalidMessageError(pointer, `${String(value)} cannot be carried by JSON`);
-      return;
+      return Number.isFinite(value) ? undefined : `${String(value)} cannot be carried by JSON`;
     case 'object':
-      if (value === null) return;
+      if (value === null) return undefined;
       break;
     default:
-      throw new InvalidMessageError(pointer, `${describe(value)} cannot be carried by JSON`);
+      return `${describe(value)} cannot be carried by JSON`;
   }
-  if (ancestors.includes(value)) throw new InvalidMessageError(pointer, 'circular reference');
+  if (ancestors.includes(value)) return 'circular reference';
   ancestors.push(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      if (!(i in value)) throw new InvalidMessageError(`${pointer}/${i}`, 'array hole (undefined) cannot be carried by JSON');
-      checkValue(value[i], `${pointer}/${i}`, ancestors);
+      path.push(i);
+      if (!(i in value)) return 'array hole (undefined) cannot be carried by JSON';
+      const problem = checkValue(value[i], path, ancestors);
+      if (problem !== undefined) return problem;
+      path.pop();
     }
   } else if (isPlainObject(value)) {
-    if (Object.getOwnPropertySymbols(value).length > 0) {
-      throw new InvalidMessageError(pointer, 'symbol-keyed properties cannot be carried by JSON');
-    }
-    for (const key of Object.keys(value)) {
-      checkValue((value as Record<string, unknown>)[key], `${pointer}/${pointerToken(key)}`, ancestors);
+    if (Object.getOwnPropertySymbols(value).length > 0) return 'symbol-keyed properties cannot be carried by JSON';
+    for (const key in value) {
+      path.push(key);
+      const problem = checkValue(value[key], path, ancestors);
+      if (problem !== undefined) return problem;
+      path.pop();
     }
   } else {
-    throw new InvalidMessageError(pointer, `${describe(value)} is not plain JSON (use a string, number or plain object)`);
+    return `${describe(value)} is not plain JSON (use a string, number or plain object)`;
   }
   ancestors.pop();
+  return undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -46,6 +46,23 @@ describe('EnvelopeCodec.encode: canonical bytes', () => {
     );
   });
 
+  test('each part out of order alone is still put in canonical order', () => {
+    const canonical = `{"job":"j","trace_id":"${TRACE}","data":{},"meta":${META_JSON},"attempts":1,"x":1,"dead_letter":${BLOCK_JSON}}`;
+    const base = { job: 'j', trace_id: TRACE, data: {}, meta: { ...META }, attempts: 1, x: 1, dead_letter: { ...BLOCK } };
+    const { id, ...metaRest } = META;
+    const { reason, ...blockRest } = BLOCK;
+    const variants: Record<string, unknown>[] = [
+      base,
+      { ...base, meta: { ...metaRest, id } },
+      { ...base, meta: { '5': 'five', ...META } },
+      { ...base, dead_letter: { ...blockRest, reason } },
+      { job: 'j', trace_id: TRACE, data: {}, meta: { ...META }, attempts: 1, dead_letter: { ...BLOCK }, x: 1 },
+      { job: 'j', trace_id: TRACE, data: {}, meta: { ...META }, x: 1, attempts: 1, dead_letter: { ...BLOCK } },
+    ];
+    const expected = [canonical, canonical, canonical.replace('"created_at":1749132727000}', '"created_at":1749132727000,"5":"five"}'), canonical, canonical, canonical];
+    variants.forEach((env, i) => assert.equal(EnvelopeCodec.encode(env as Envelope), expected[i], `variant ${i}`));
+  });
+
   test('raw UTF-8, "/" and <>& unescaped, control characters as JSON short escapes or lowercase \\u00XX', () => {
     const env = EnvelopeCodec.make('urn:babel:t:e', {
       s: 'Café — naïve ☕ 🚀 a/b <b>&amp;</b> "q" \\ \n\t\r\b\f \u0001\u001f \u2028\u2029',
