@@ -1,6 +1,7 @@
 import type { Logger } from '@babelqueue/core';
 import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { processPartitionBatch, type Ordering, type RecordResult } from './partition-batch.js';
+import { RangeAssigner } from './range-assigner.js';
 import { Slots } from './slots.js';
 
 /** Tuning shared by the work consumer and the re-inject consumer. */
@@ -47,6 +48,7 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
     sessionTimeout: loop.sessionTimeoutMs,
     heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: true,
+    partitionAssigners: [RangeAssigner],
   });
   const timers = new Set<NodeJS.Timeout>();
   const slots = new Slots(loop.concurrency);

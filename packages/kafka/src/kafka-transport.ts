@@ -159,12 +159,16 @@ export class KafkaTransport implements Transport {
    * `queue` runs beside it. At most `concurrency` records are in flight; which
    * records of one partition may run together is the `ordering` option, and
    * offsets are committed in order, never past an unsettled record. A record
-   * that is left unsettled (a failing handler without
-   * tiers, a failed write) pauses its partition for `redeliveryDelayMs` and is
-   * delivered again; nothing after it is committed.
+   * that is left unsettled (a failing handler without tiers, a failed write)
+   * pauses its partition for `redeliveryDelayMs` and is delivered again.
    */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     if (options.signal.aborted) return;
+    const tiered = this.retryTiersMs.length > 0;
+    if (tiered && this.options.createTopics !== false) {
+      // Before the first retry can auto-create a tier topic with the broker's defaults (CreateTime).
+      await ensureKafkaTopics(await this.connection.admin(), { topic: queue, retryTiersMs: this.retryTiersMs, work: false });
+    }
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     options.signal.addEventListener('abort', onAbort, { once: true });
@@ -205,14 +209,14 @@ export class KafkaTransport implements Transport {
         onJoin: () => drain.joined(),
       }),
     ];
-    if (this.retryTiersMs.length > 0 && this.options.reinject !== false) {
+    if (tiered && this.options.reinject !== false) {
       const reinjector = new KafkaReinjector(
         {
           ...this.tuning,
           topic: queue,
           retryTiersMs: this.retryTiersMs,
           groupId: this.options.reinjectGroupId ?? `${this.groupId}.reinject`,
-          createTopics: this.options.createTopics ?? true,
+          createTopics: false,
           redeliveryDelayMs: this.redeliveryDelayMs,
         },
         this.connection,
