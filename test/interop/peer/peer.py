@@ -11,14 +11,18 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
                                            (prints the meta.id and the body the SDK sent)
     peer.py consume --url URL --queue Q --urn URN [--urn URN ...] [--max N] [--timeout S]
                     [--fail N] [--max-attempts N] [--dead-letter] [--on-unknown-urn STRATEGY]
+                    [--group KAFKA_GROUP] [--retry-tiers-ms MS,...]
+    peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
-default legacy layout) or amqp:// (PikaTransport).
+default legacy layout), amqp:// (PikaTransport) or kafka:// (KafkaTransport;
+consume --group names its consumer group, default "babelqueue").
 """
 import argparse
 import base64
 import json
 import sys
+import time
 
 import babelqueue
 from babelqueue import BabelQueue, EnvelopeCodec
@@ -76,9 +80,40 @@ def cmd_publish(args):
     out({"id": message_id, "body": b64(sent[0])})
 
 
+def tiers(text):
+    return [int(ms) for ms in text.split(",")] if text else None
+
+
+def transport_for(args):
+    """The SDK transport for the URL as make_transport builds it; for Kafka with the given
+    consumer group and retry tiers."""
+    if args.url.startswith("kafka://"):
+        from babelqueue.kafka_transport import KafkaTransport
+
+        return KafkaTransport(args.url, group_id=args.group or "babelqueue", retry_tiers_ms=tiers(args.retry_tiers_ms))
+    return None
+
+
+def cmd_reinject(args):
+    """Runs the SDK's Kafka RetryReinjector for QUEUE's tier topics until COUNT records went
+    back to the work topic or TIMEOUT seconds passed."""
+    from babelqueue.kafka_retry import RetryReinjector
+
+    reinjector = RetryReinjector(
+        args.url, work_topics=[args.queue], retry_tiers_ms=tiers(args.retry_tiers_ms), group_id=args.group,
+    )
+    deadline = time.monotonic() + args.timeout
+    moved = 0
+    while moved < args.count and time.monotonic() < deadline:
+        moved += reinjector.run_once(timeout=0.5)
+    reinjector.close()
+    out({"reinjected": moved})
+
+
 def cmd_consume(args):
     app = BabelQueue(
         args.url,
+        transport=transport_for(args),
         queue=args.queue,
         max_attempts=args.max_attempts,
         dead_letter=args.dead_letter,
@@ -134,8 +169,21 @@ def main(argv):
     c.add_argument("--max-attempts", type=int, default=3)
     c.add_argument("--dead-letter", action="store_true")
     c.add_argument("--on-unknown-urn", default="fail")
+    c.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
+    c.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
+    r = sub.add_parser("reinject")
+    r.add_argument("--url", required=True)
+    r.add_argument("--queue", required=True)
+    r.add_argument("--retry-tiers-ms", required=True)
+    r.add_argument("--group", default="babelqueue-retry-reinject")
+    r.add_argument("--count", type=int, default=1)
+    r.add_argument("--timeout", type=float, default=20.0)
     args = parser.parse_args(argv)
-    {"version": cmd_version, "encode": cmd_encode, "publish": cmd_publish, "consume": cmd_consume}[args.command](args)
+    commands = {
+        "version": cmd_version, "encode": cmd_encode, "publish": cmd_publish,
+        "consume": cmd_consume, "reinject": cmd_reinject,
+    }
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -9,22 +9,36 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApp, silentLogger, type App, type Message, type Transport } from '@babelqueue/core';
 import { uniqueQueue, type BrokerSuite } from '../../support/brokers.js';
-import { bytes, pythonPeer } from './python-peer.js';
+import { bytes, pythonPeer, type PythonPeer } from './python-peer.js';
 
 export interface InteropTarget {
   /** Broker name, as in `scripts/brokers`. */
   readonly name: string;
   readonly broker: BrokerSuite;
-  /** A fresh TypeScript transport on the lab broker. */
-  transport(url: string): Transport;
+  /** A fresh TypeScript transport on the lab broker, for consuming (and publishing to) `queue`. */
+  transport(url: string, queue: string): Transport;
   /** Removes what a test left on the broker (queues, keys). */
   cleanup?(url: string, queues: string[]): Promise<void>;
+  /**
+   * Extra `peer.py consume` arguments for consuming `queue`. On Kafka they name the
+   * consumer group, one per queue shared by both sides, so that whichever side
+   * consumes next resumes after what the other committed (a retry, not the original).
+   */
+  peerConsumeArgs?(queue: string): string[];
+  /** How long a consume on either side waits for a message (a Kafka group join takes seconds). Default 5 s. */
+  readonly waitMs?: number;
+  /**
+   * Runs between our failed delivery and the Python consume of its retry, for
+   * brokers where a retry needs moving back to the work queue first (Kafka's
+   * retry tiers, moved here by the Python SDK's re-inject consumer).
+   */
+  retryHandOver?(url: string, queue: string, peer: PythonPeer): Promise<void>;
   /** Checks of the broker's native metadata (the binding's projection), each direction. */
   native?: {
     /** On a message the Python SDK produced, as our consumer surfaces it. */
-    fromPython(message: Message): void;
-    /** On a message we produced, as the Python SDK's transport surfaces it. */
-    toPython(headers: Record<string, string>): void;
+    fromPython?(message: Message): void;
+    /** On a message we produced, as the Python SDK's transport surfaces it (not every one does). */
+    toPython?(headers: Record<string, string>): void;
   };
 }
 
@@ -60,7 +74,7 @@ export function describeInterop(target: InteropTarget): void {
 
     /** A TypeScript app on `q` whose transport records every body it publishes. */
     function tsApp(q: string, options: { fail?: number; maxAttempts?: number; deadLetter?: boolean } = {}): Recorded {
-      const transport = target.transport(url);
+      const transport = target.transport(url, q);
       const published: Buffer[] = [];
       const publish = transport.publish.bind(transport);
       transport.publish = async (message) => {
@@ -89,15 +103,20 @@ export function describeInterop(target: InteropTarget): void {
 
     const pyPublish = (q: string, traceId: string) =>
       peer.run(['publish', '--url', url, '--queue', q, '--urn', URN, '--data', JSON.stringify(DATA), '--trace-id', traceId]);
+    const waitMs = target.waitMs ?? 5000;
     const pyConsume = (q: string, ...flags: string[]) =>
-      peer.run(['consume', '--url', url, '--queue', q, '--urn', URN, '--max', '1', '--timeout', '5', ...flags]);
+      peer.run([
+        'consume', '--url', url, '--queue', q, '--urn', URN, '--max', '1', '--timeout', String(waitMs / 1000),
+        ...(target.peerConsumeArgs?.(q) ?? []), ...flags,
+      ]);
+    const tsConsume = (app: App) => app.consume({ maxMessages: 1, idleMs: waitMs });
 
     it('Python -> TypeScript: same bytes, URN, data, trace_id, meta and attempts', async () => {
       const q = queue();
       const traceId = '4bf92f35-77b3-4da6-a3ce-929d0e0e4736';
       const sent = await pyPublish(q, traceId);
       const ts = tsApp(q);
-      assert.equal(await ts.app.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await tsConsume(ts.app), 1);
 
       const [m] = ts.handled;
       assert.ok(m, 'the TypeScript handler ran');
@@ -113,7 +132,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.ok(Number.isInteger(m.envelope.meta.created_at) && Math.abs(Date.now() - m.envelope.meta.created_at) < 60_000);
       assert.equal(m.envelope.attempts, 0);
       assert.equal(m.attempts, 1, 'the first delivery is counted attempt 1');
-      target.native?.fromPython(m);
+      target.native?.fromPython?.(m);
     });
 
     it('TypeScript -> Python: same bytes, URN, data, trace_id, meta and attempts', async () => {
@@ -136,7 +155,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(env.meta.lang, 'node');
       assert.equal(env.meta.schema_version, 1);
       assert.equal(env.attempts, 0);
-      target.native?.toPython(got.received[0].headers);
+      target.native?.toPython?.(got.received[0].headers);
     });
 
     it('a retry crosses languages: Python fails once, TypeScript gets attempts 1', async () => {
@@ -146,7 +165,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
 
       const ts = tsApp(q);
-      assert.equal(await ts.app.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'the retried message reached TypeScript');
       assert.equal(m.envelope.attempts, 1);
@@ -160,9 +179,10 @@ export function describeInterop(target: InteropTarget): void {
       const q = queue();
       const ts = tsApp(q, { fail: 1 });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-retry-ts' });
-      assert.equal(await ts.app.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await tsConsume(ts.app), 1);
       assert.equal(ts.handled.length, 1, 'the TypeScript handler ran and failed');
 
+      await target.retryHandOver?.(url, q, peer);
       const got = await pyConsume(q);
       assert.equal(got.processed, 1);
       const env = got.handled[0].envelope;
@@ -176,7 +196,7 @@ export function describeInterop(target: InteropTarget): void {
       const q = queue();
       const ts = tsApp(q, { fail: 1, maxAttempts: 1, deadLetter: true });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-dlq-ts' });
-      assert.equal(await ts.app.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await tsConsume(ts.app), 1);
 
       const got = await pyConsume(`${q}.dlq`);
       assert.equal(got.processed, 1, 'the Python SDK consumed the DLQ record as an envelope');
@@ -207,7 +227,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
 
       const ts = tsApp(`${q}.dlq`);
-      assert.equal(await ts.app.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'TypeScript consumed the DLQ record as an envelope');
       assert.equal(m.urn, URN);
