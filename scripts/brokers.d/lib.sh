@@ -18,11 +18,13 @@ render() {
   sed -e "s#@LAB@#$LAB#g" -e "s#@DIR@#$2#g" -e "s#@HOST@#$HOST#g" "$HERE/conf/$1" > "$3"
 }
 
-# apt_ensure COMMAND PACKAGE...: installs Debian packages when COMMAND is missing.
-# The image's policy-rc.d keeps the packages' own services from starting.
+# apt_ensure COMMAND PACKAGE...: installs Debian packages when COMMAND (a name
+# on PATH, or a path) is missing. The image's policy-rc.d keeps the packages'
+# own services from starting.
 apt_ensure() {
   local cmd=$1; shift
-  command -v "$cmd" >/dev/null 2>&1 && return 0
+  if [[ $cmd == */* ]]; then [ -x "$cmd" ] && return 0
+  else command -v "$cmd" >/dev/null 2>&1 && return 0; fi
   say install "apt-get install $*"
   export DEBIAN_FRONTEND=noninteractive
   if ! apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
@@ -86,11 +88,11 @@ live_pids() {
 
 # stop_pids NAME: SIGTERM (graceful shutdown in every broker here), SIGKILL after 30 s.
 stop_pids() {
-  local name=$1 pids i
+  local name=$1 pids
   pids=$(live_pids "$name")
   if [ -n "$pids" ]; then
     kill $pids 2>/dev/null || true
-    for i in $(seq 60); do
+    for _ in $(seq 60); do
       [ -z "$(live_pids "$name")" ] && break
       sleep 0.5
     done

@@ -7,7 +7,7 @@ rabbitmq_timeout=120
 rabbitmq_url() { echo "amqp://guest:guest@$HOST:5672"; }
 rabbitmq_ready() { probe amqp091 5672; }
 rabbitmq_why() { probe_why amqp091 5672; }
-rabbitmq_install() { apt_ensure rabbitmq-server rabbitmq-server; }
+rabbitmq_install() { apt_ensure /usr/lib/rabbitmq/bin/rabbitmq-server rabbitmq-server; }
 
 # The environment of the node and of the CLI tools that talk to it: Erlang's
 # port mapper and distribution stay on loopback too.
