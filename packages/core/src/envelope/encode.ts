@@ -73,9 +73,8 @@ function isCanonical(env: Envelope): boolean {
     if (i < ENVELOPE_KEY_ORDER.length) {
       if (key !== ENVELOPE_KEY_ORDER[i]) return false;
     } else if (key === 'dead_letter') {
+      // The other known keys were the first five: only dead_letter can follow.
       deadLetterSeen = true;
-    } else if (isTopLevelKnown(key)) {
-      return false;
     }
     i++;
   }

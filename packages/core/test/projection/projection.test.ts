@@ -47,6 +47,7 @@ describe('projections', () => {
     assert.deepEqual(Object.keys(projectSqs(sparse)), ['bq-job', 'bq-trace-id', 'bq-schema-version']);
     const empty = { job: 'urn:a:b', meta: 'x' } as unknown as Envelope;
     assert.deepEqual(projectRabbitMq(empty).headers, {});
+    assert.deepEqual(projectPulsar({ job: 'urn:a:b' } as unknown as Envelope), { 'bq-job': 'urn:a:b' });
   });
 
   test('the binding constants', () => {
