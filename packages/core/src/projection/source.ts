@@ -28,7 +28,8 @@ export function envelopeProjection(env: Envelope): EnvelopeProjection {
 
 /** Normalises a projection source. */
 export function toProjection(source: ProjectionSource): EnvelopeProjection {
-  return 'meta' in source ? envelopeProjection(source as Envelope) : (source as EnvelopeProjection);
+  // Only a projection has the camel-case fields; an envelope never does.
+  return 'messageId' in source && 'schemaVersion' in source ? (source as EnvelopeProjection) : envelopeProjection(source as Envelope);
 }
 
 /** True when `value` is a non-blank string. */
