@@ -94,6 +94,8 @@ export type { ArtemisProjection } from './projection/artemis.js';
 export { nativeSchemaVersion } from './projection/version-gate.js';
 export { SchemaValidator, SchemaViolationError } from './schema/schema-validator.js';
 export type { SchemaValidatorApi, SchemaViolation, SchemaViolationReason } from './schema/schema-validator.js';
+export { idempotent, MemoryIdempotencyStore } from './idempotency/idempotent.js';
+export type { IdempotencyStore, IdentifiedMessage } from './idempotency/idempotent.js';
 
 // --- DLQ redrive and replay bypass (ADR-0026, ADR-0027) ---
 export { redrive, REDRIVE_BATCH_CEILING } from './redrive/redrive.js';

@@ -28,8 +28,20 @@ interface Block {
   attempts_reconciliation?: { cases: ReconcileCase[] };
 }
 
+/** One delivery of an idempotency sequence. */
+export interface IdempotencyDelivery {
+  meta_id: string;
+  expect_effect: 'run' | 'skip';
+  outcome?: 'ok' | 'throw';
+  forget_before?: boolean;
+}
+
 export interface Manifest {
   cases: EnvelopeCase[];
+  idempotency?: {
+    dedup_key: { envelope_file: string; key_field: string; expected_key: string };
+    sequences: { cases: { name: string; deliveries: IdempotencyDelivery[]; expected_effects: number }[] };
+  };
   sqs?: Block & { attribute_projection: { envelope_file: string; message_attributes: Record<string, unknown> } };
   asb?: Block & {
     property_projection: { envelope_file: string; message: Record<string, string>; application_properties: Record<string, unknown> };
