@@ -206,11 +206,9 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(env.meta.lang, 'node');
       assert.equal(env.trace_id, 'trace-dlq-ts');
       assert.deepEqual(env.data, DATA);
-      // The two SDKs differ here, and both records read fine on the other side:
-      // ours splices `dead_letter` onto the delivered bytes, so the top-level
-      // attempts stays the delivered body's (0); the Python SDK re-encodes the
-      // envelope with the counted attempt (see the next test).
-      assert.equal(env.attempts, 0);
+      // Like the Python SDK (next test), the record carries the counted attempt
+      // at the top level as well as in the block.
+      assert.equal(env.attempts, 1);
       assert.equal(env.dead_letter.reason, 'failed');
       assert.equal(env.dead_letter.lang, 'node');
       assert.equal(env.dead_letter.original_queue, q);

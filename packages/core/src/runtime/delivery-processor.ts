@@ -1,6 +1,6 @@
 import { deadLetterBlock, describeError } from '../dead-letter/block.js';
 import { poisonRecord } from '../dead-letter/poison.js';
-import { withDeadLetter } from '../reemit/edit.js';
+import { reemit } from '../reemit/edit.js';
 import type { DeadLetterReason, Decision } from '../settlement/decision.js';
 import type { Outcome } from '../settlement/outcome.js';
 import { decide } from '../settlement/policy.js';
@@ -124,7 +124,9 @@ function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision 
   };
   const record = reason === 'poison'
     ? poisonRecord(delivery.body, context)
-    : withDeadLetter(delivery.body, deadLetterBlock({ reason, ...context }));
+    // The delivered bytes with the counted attempt at the top level too, as the
+    // spec's example record and the other SDKs write it; nothing else changes.
+    : reemit(delivery.body, { attempts: step.counted, deadLetter: deadLetterBlock({ reason, ...context }) });
   return { kind: 'dead-letter', queue, reason, record };
 }
 

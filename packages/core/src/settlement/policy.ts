@@ -107,15 +107,17 @@ function unknownUrn(input: PolicyInput, urn: string): Verdict {
  * the counted attempt, or dropped when dead-lettering is off.
  */
 function boundedRetry(input: PolicyInput, reason: 'failed' | 'unknown_urn', backoff: RetryBackoff): Verdict {
-  if (!input.capabilities.retry) {
-    return { kind: 'unsettled', why: 'the transport has no retry path (Kafka without retry tiers)' };
-  }
-  const cap = input.config.deadLetterQueue;
+  const dlq = input.config.deadLetterQueue;
+  // Without a retry path (Kafka without tiers) a failure below the cap raises:
+  // the record stays uncommitted. At the cap the terminal decision still holds.
+  const retry = (): Verdict => input.capabilities.retry
+    ? { kind: 'retry', delayMs: retryDelay(input, backoff), attempts: input.counted }
+    : { kind: 'unsettled', why: 'the transport has no retry path (Kafka without retry tiers)' };
   return exhaustedOr(
     input,
     reason === 'failed' ? 'handler failed' : 'no handler for the URN',
-    () => ({ kind: 'retry', delayMs: retryDelay(input, backoff), attempts: input.counted }),
-    cap === undefined ? undefined : { kind: 'dead-letter', queue: cap, reason },
+    retry,
+    dlq === undefined ? undefined : { kind: 'dead-letter', queue: dlq, reason },
   );
 }
 

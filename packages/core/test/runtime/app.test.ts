@@ -84,7 +84,10 @@ describe('App end to end on the in-memory transport', () => {
     const [record] = transport.messages('orders.dlq');
     assert.ok(record && last);
     const text = record.toString('utf8');
-    assert.ok(text.startsWith(last.toString('utf8').slice(0, -1) + ',"dead_letter":{'), 'original bytes kept');
+    // The delivered bytes with attempts set to the counted attempt, then the block.
+    const delivered = last.toString('utf8').replace(/"attempts":2}$/, '"attempts":3}');
+    assert.ok(text.startsWith(delivered.slice(0, -1) + ',"dead_letter":{'), 'original bytes kept');
+    assert.equal(json(record).attempts, 3);
     const dl = json(record).dead_letter;
     assert.equal(dl.reason, 'failed');
     assert.equal(dl.error, 'Payment gateway timeout');
