@@ -1,6 +1,6 @@
 export { KafkaTransport, KAFKA_RULES, type KafkaTransportOptions } from './kafka-transport.js';
 export type { Ordering } from './partition-batch.js';
-export { KafkaReinjector, DEFAULT_CONSUMER_TUNING, type KafkaReinjectorOptions, type ReinjectRunOptions } from './reinjector.js';
+export { KafkaReinjector, DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, type KafkaReinjectorOptions, type ReinjectRunOptions } from './reinjector.js';
 export type { KafkaConnectionOptions } from './connection.js';
 export type { ConsumerTuning } from './consumer-loop.js';
 export {

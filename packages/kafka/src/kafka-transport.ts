@@ -15,7 +15,7 @@ import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.
 import { KafkaHeader } from './headers.js';
 import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
 import type { Ordering, RecordResult } from './partition-batch.js';
-import { DEFAULT_CONSUMER_TUNING, KafkaReinjector } from './reinjector.js';
+import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { ensureKafkaTopics } from './topics.js';
 import { parseKafkaUrl } from './url.js';
@@ -34,7 +34,7 @@ export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<C
   readonly retryTiersMs?: readonly number[];
   /** Run the re-inject consumer beside every consume loop when tiers are set. Default true. */
   readonly reinject?: boolean;
-  /** Consumer group of the re-inject consumers. Default `<groupId>.reinject`. */
+  /** Consumer group of the re-inject consumers. Default `DEFAULT_REINJECT_GROUP_ID` (`babelqueue-retry-reinject`). */
   readonly reinjectGroupId?: string;
   /** Create missing retry topics (LogAppendTime, retention above the largest tier) before consuming. Default true. */
   readonly createTopics?: boolean;
@@ -215,7 +215,7 @@ export class KafkaTransport implements Transport {
           ...this.tuning,
           topic: queue,
           retryTiersMs: this.retryTiersMs,
-          groupId: this.options.reinjectGroupId ?? `${this.groupId}.reinject`,
+          groupId: this.options.reinjectGroupId ?? DEFAULT_REINJECT_GROUP_ID,
           createTopics: false,
           redeliveryDelayMs: this.redeliveryDelayMs,
         },

@@ -14,7 +14,7 @@ export interface KafkaReinjectorOptions extends KafkaConnectionOptions, Partial<
   readonly topic: string;
   /** The retry tiers (ms), as configured on the work consumer. Required, non-empty. */
   readonly retryTiersMs: readonly number[];
-  /** Consumer group of the re-inject consumers. Default `"babelqueue.reinject"`. */
+  /** Consumer group of the re-inject consumers. Default {@link DEFAULT_REINJECT_GROUP_ID}. */
   readonly groupId?: string;
   /** Create missing retry topics (LogAppendTime, retention above the largest tier) before consuming. Default true. */
   readonly createTopics?: boolean;
@@ -29,6 +29,14 @@ export interface ReinjectRunOptions {
   /** Retry-topic partitions drained in parallel. Default: one per tier. */
   readonly concurrency?: number;
 }
+
+/**
+ * The default consumer group of every re-inject consumer, the Python SDK's
+ * default too: one group for all of them, so each retry-topic record is
+ * re-injected once even when several services (or SDKs) consume the same work
+ * topic. The `range` assigner keeps members with different topics apart.
+ */
+export const DEFAULT_REINJECT_GROUP_ID = 'babelqueue-retry-reinject';
 
 /** Defaults of the consumer tuning. */
 export const DEFAULT_CONSUMER_TUNING: ConsumerTuning = { maxWaitTimeMs: 100, commitIntervalMs: 1000, sessionTimeoutMs: 30_000 };
@@ -72,7 +80,7 @@ export class KafkaReinjector {
     this.connection = connection ?? new KafkaConnection(options);
     this.ownsConnection = connection === undefined;
     this.logger = this.connection.logger;
-    this.groupId = options.groupId ?? 'babelqueue.reinject';
+    this.groupId = options.groupId ?? DEFAULT_REINJECT_GROUP_ID;
     this.createTopics = options.createTopics ?? true;
     this.redeliveryDelayMs = options.redeliveryDelayMs ?? 1000;
     this.tuning = {

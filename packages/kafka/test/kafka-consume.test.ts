@@ -94,14 +94,37 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     for (const [i, key] of keys.entries()) {
       const record = dead.find((r) => text(r.headers, 'traceparent') === `tp${i}`)!;
       assert.deepEqual(record.key, key, `key #${i} byte for byte`);
-      const original = envelope(`m${i}`, 0, { big: '12345678901234567890' }).toString();
+      // The delivered bytes with the counted attempt at the top level, then the block.
+      const original = envelope(`m${i}`, 0, { big: '12345678901234567890' }).toString().replace('"attempts":0', '"attempts":1');
       const value = record.value!.toString();
-      assert.ok(value.startsWith(original.slice(0, -1)), 'the original envelope verbatim, then the block');
+      assert.ok(value.startsWith(`${original.slice(0, -1)},"dead_letter":{`), 'the original envelope, then the block');
       const parsed = JSON.parse(value) as Envelope & { dead_letter: Record<string, unknown> };
       assert.deepEqual(
         { ...parsed.dead_letter, failed_at: 0 },
         { reason: 'failed', error: 'gateway timeout', exception: 'TypeError', failed_at: 0, original_queue: topic, attempts: 1, lang: 'node' },
       );
+    }
+  });
+
+  it('without tiers, a failure at the cap is still terminal: dead-lettered when on, else committed and dropped', async () => {
+    for (const deadLetter of [true, false]) {
+      const topic = await lab.topic(deadLetter ? 'cap-dlq' : 'cap-drop');
+      await lab.produce(topic, [{ value: envelope('last-try', 2), headers: { 'bq-attempts': b('2') } }, { value: envelope('next') }]);
+      const drops: DropEvent[] = [];
+      const transport = lab.transport();
+      const app = createApp({ transport, queue: topic, maxAttempts: 3, deadLetter, logger: silentLogger, onDrop: (e) => void drops.push(e) })
+        .handle(URN, (_d, m) => {
+          if (m.id === 'last-try') throw new Error('third and last failure');
+        });
+      assert.equal(await app.consume({ maxMessages: 2 }), 2, 'no redelivery: the third attempt was the last');
+      await app.close();
+      assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 });
+      if (deadLetter) {
+        const [dead] = await lab.read(`${topic}.dlq`, 1);
+        assert.equal((JSON.parse(dead!.value!.toString()) as { dead_letter: { attempts: number } }).dead_letter.attempts, 3);
+      } else {
+        await until(() => drops.length === 1, 5000, 'onDrop');
+      }
     }
   });
 

@@ -29,7 +29,8 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
     const key = Buffer.from([0x00, 0x01, 0xfe, 0xff]);
     await lab.produce(topic, [{ value: envelope('m1'), key, headers: { traceparent: b(TP) } }]);
     const seen: { attempts: number; at: number }[] = [];
-    const transport = lab.transport({ retryTiersMs: [500, 1000] });
+    const reinjectGroupId = uniqueQueue('ri');
+    const transport = lab.transport({ retryTiersMs: [500, 1000], reinjectGroupId });
     const app = createApp({ transport, queue: topic, maxAttempts: 3, logger: silentLogger }).handle(URN, (_d, msg) => {
       seen.push({ attempts: msg.attempts, at: Date.now() });
       if (msg.attempts < 3) throw new Error(`failure ${msg.attempts}`);
@@ -67,7 +68,7 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
       assert.equal(r.value!.toString(), envelope('m1').toString().replace('"attempts":0', `"attempts":${i + 1}`));
     }
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 3 });
-    assert.deepEqual(await lab.committed(`${transport.groupId}.reinject`, `${topic}.retry.1`), { 0: 1 });
+    assert.deepEqual(await lab.committed(reinjectGroupId, `${topic}.retry.1`), { 0: 1 });
 
     // The binding created the tier topics with LogAppendTime.
     const admin = await lab.admin();
