@@ -27,6 +27,8 @@ export class Lab {
     return new KafkaTransport({
       url: this.url,
       groupId: uniqueQueue('g'),
+      // Parallel suites would otherwise rebalance each other in the shared default re-inject group.
+      reinjectGroupId: uniqueQueue('ri'),
       logger: silentLogger,
       sessionTimeoutMs: 6000,
       redeliveryDelayMs: 200,
