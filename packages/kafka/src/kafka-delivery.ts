@@ -43,6 +43,12 @@ export class KafkaDelivery implements Delivery {
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, HeaderValue>>;
   readonly nativeSchemaVersion?: string;
+  /**
+   * The record key as consumed (null stays null, empty stays empty). Not part
+   * of the core `Delivery`; tools that write a record back (redrive restores)
+   * pass it to `KafkaTransport.publishRaw(…, { key })` to keep it byte for byte.
+   */
+  readonly key: Buffer | null;
   /** Where this delivery stands; only `settled` lets its offset be committed. */
   state: DeliveryState = 'pending';
   /** Why the record was left unsettled, when it was. */
@@ -54,6 +60,7 @@ export class KafkaDelivery implements Delivery {
     private readonly ctx: DeliveryContext,
   ) {
     this.body = record.value ?? Buffer.alloc(0);
+    this.key = record.key;
     this.headers = deliveryHeaders(record.headers);
     const version = kafkaSchemaVersion(record.headers);
     if (version !== undefined) this.nativeSchemaVersion = version;

@@ -43,6 +43,7 @@ describe('KafkaDelivery', () => {
     assert.equal(d.body.toString(), BODY);
     assert.equal(d.nativeSchemaVersion, '2');
     assert.equal(d.reconcileAttempts(9), 4);
+    assert.deepEqual(d.key, Buffer.from([0x00, 0xff, 0x10]));
     assert.deepEqual(d.headers, { 'bq-schema-version': ' 2 ', 'bq-attempts': '4' });
     const bare = new KafkaDelivery('orders', record({ headers: {}, value: null }), harness().ctx);
     assert.equal(bare.nativeSchemaVersion, undefined);
