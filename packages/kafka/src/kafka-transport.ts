@@ -12,6 +12,7 @@ import {
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaConnection, type KafkaConnectionOptions } from './connection.js';
 import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.js';
+import { DrainWatch } from './drain-watch.js';
 import { KafkaHeader } from './headers.js';
 import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
 import type { Ordering, RecordResult } from './partition-batch.js';
@@ -71,9 +72,11 @@ export const KAFKA_RULES: BindingRules = {
  *
  * - Produce: value = the envelope bytes; `bq-` headers (UTF-8 strings) plus
  *   riders; record timestamp = `meta.created_at`; the key byte for byte.
- * - Consume: manual commit, process-then-commit per partition in offset order;
- *   `concurrency` partitions in parallel. The version gate reads
- *   `bq-schema-version`; attempts = the `bq-attempts` header, else the body's.
+ * - Consume: manual commit, process-then-commit: an offset is committed once
+ *   its record and every earlier one of the partition settled; `concurrency`
+ *   records in flight, `ordering` says which may run together. The version
+ *   gate reads `bq-schema-version`; attempts = the `bq-attempts` header, else
+ *   the body's.
  * - Retry: `<topic>.retry.<n>` tiers (opt-in) with the re-inject consumer;
  *   dead-letter: `<topic>.dlq`. Keys are carried byte for byte everywhere.
  */
@@ -248,47 +251,6 @@ export class KafkaTransport implements Transport {
     for (const stop of this.running) stop.abort();
     await Promise.allSettled([...this.loops]);
     await this.connection.close();
-  }
-}
-
-/** Tracks the drain limits of one consume call: `maxMessages` handed over, or `idleMs` without activity. */
-class DrainWatch {
-  private taken = 0;
-  private inFlight = 0;
-  private lastActivity = Date.now();
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly options: ConsumeOptions, private readonly done: () => void) {}
-
-  /** The idle clock starts once the consumer has joined its group (joining can take seconds). */
-  joined(): void {
-    const { idleMs } = this.options;
-    if (idleMs === undefined || this.timer !== undefined) return;
-    this.lastActivity = Date.now();
-    this.timer = setInterval(() => {
-      if (this.inFlight === 0 && Date.now() - this.lastActivity >= idleMs) this.done();
-    }, Math.max(10, Math.min(100, idleMs / 4)));
-  }
-
-  mayTake(): boolean {
-    const { maxMessages } = this.options;
-    return maxMessages === undefined || this.taken < maxMessages;
-  }
-
-  started(): void {
-    this.taken += 1;
-    this.inFlight += 1;
-    this.lastActivity = Date.now();
-  }
-
-  finished(): void {
-    this.inFlight -= 1;
-    this.lastActivity = Date.now();
-    if (!this.mayTake() && this.inFlight === 0) this.done();
-  }
-
-  close(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
   }
 }
 

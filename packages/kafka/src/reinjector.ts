@@ -70,6 +70,11 @@ export class KafkaReinjector {
   /** Per retry-topic partition: the record waiting at its head and when it is due. */
   private readonly heads = new Map<string, { offset: string; due: number }>();
 
+  /**
+   * @param options what to drain and how to reach the cluster.
+   * @param connection a client to share (the transport passes its own); when
+   *   absent the re-injector creates one from `options` and `close` ends it.
+   */
   constructor(options: KafkaReinjectorOptions, connection?: KafkaConnection) {
     this.tiers = validateRetryTiers(options.retryTiersMs);
     if (this.tiers.length === 0) throw new ConfigurationError('a re-inject consumer needs at least one retry tier');
