@@ -36,7 +36,9 @@ export function encodeEnvelope(env: Envelope): string {
 
 /** Canonical compact JSON of a `dead_letter` block. */
 export function encodeDeadLetter(block: DeadLetterBlock): string {
-  return ordered(block as Record<string, unknown>, DEAD_LETTER_KEY_ORDER);
+  return startsInOrder(block, DEAD_LETTER_KEY_ORDER)
+    ? JSON.stringify(block)
+    : ordered(block as Record<string, unknown>, DEAD_LETTER_KEY_ORDER);
 }
 
 function metaJson(meta: unknown): string | undefined {
