@@ -106,9 +106,8 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
     return committing;
   };
 
-  /** Runs record `i` once its predecessor under the ordering is done; resolves with whether it settled. */
-  const run = async (i: number, after: Promise<boolean>): Promise<boolean> => {
-    if (!(await after)) return false;
+  /** Handles record `i` (or skips it when it settled before); resolves with whether it settled. */
+  const run = async (i: number): Promise<boolean> => {
     const record = records[i]!;
     if (policy.settledAhead.has(record.offset)) {
       results[i] = { kind: 'settled' };
@@ -141,17 +140,22 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
       failure ??= { error };
     });
   }, policy.heartbeatEveryMs);
-  const chains = new Map<string, Promise<boolean>>();
-  const tasks: Promise<boolean>[] = [];
-  const started = Promise.resolve(true);
-  for (const [i, record] of records.entries()) {
-    const chain = chainOf(record, policy.ordering);
-    const task = run(i, chain === undefined ? started : (chains.get(chain) ?? started));
-    if (chain !== undefined) chains.set(chain, task);
-    tasks.push(task);
-  }
   try {
-    await Promise.all(tasks);
+    if (policy.ordering === 'partition') {
+      // One chain for the whole partition: a plain loop, stopping at the first record that does not settle.
+      for (let i = 0; i < records.length && (await run(i)); i++);
+    } else {
+      const chains = new Map<string, Promise<boolean>>();
+      const tasks: Promise<boolean>[] = [];
+      for (const [i, record] of records.entries()) {
+        const chain = policy.ordering === 'key' ? keyChain(record) : undefined;
+        const before = chain === undefined ? undefined : chains.get(chain);
+        const task = before === undefined ? run(i) : before.then((ok) => ok && run(i));
+        if (chain !== undefined) chains.set(chain, task);
+        tasks.push(task);
+      }
+      await Promise.all(tasks);
+    }
   } finally {
     clearInterval(beat);
   }
@@ -168,14 +172,7 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
   if (failure !== undefined) throw failure.error;
 }
 
-/** The chain a record waits on under `ordering` (undefined: none). */
-function chainOf(record: { key?: Buffer | null }, ordering: Ordering): string | undefined {
-  switch (ordering) {
-    case 'partition':
-      return '';
-    case 'key':
-      return record.key === null || record.key === undefined ? undefined : `k${record.key.toString('latin1')}`;
-    case 'none':
-      return undefined;
-  }
+/** Under `key` ordering, the chain of records a record waits on: its key (a null key waits on nothing). */
+function keyChain(record: { key?: Buffer | null }): string | undefined {
+  return record.key === null || record.key === undefined ? undefined : record.key.toString('latin1');
 }
