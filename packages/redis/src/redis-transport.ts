@@ -1,15 +1,17 @@
 import {
   consoleLogger,
-  pullLoop,
   type BindingRules,
   type ConsumeOptions,
   type Delivery,
+  type Logger,
   type OutgoingMessage,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { connect, DEFAULT_URL } from './connect.js';
-import type { Layout, Reserver } from './layouts/layout.js';
+import { consumeLoop } from './consume/consume-loop.js';
+import type { Reserver } from './consume/reserver.js';
+import type { Layout } from './layouts/layout.js';
 import { LegacyLayout } from './layouts/legacy-layout.js';
 import { ZsetLayout } from './layouts/zset-layout.js';
 import { resolveOptions, type RedisClient, type RedisLayout, type RedisTransportOptions } from './options.js';
@@ -42,6 +44,7 @@ export class RedisTransport implements Transport {
   readonly client: RedisClient;
   private readonly impl: Layout;
   private readonly owned: boolean;
+  private readonly logger: Logger;
   private readonly reservers = new Set<Reserver>();
   private closed = false;
 
@@ -50,7 +53,7 @@ export class RedisTransport implements Transport {
     this.layout = resolved.layout;
     this.owned = options.redis === undefined;
     this.client = options.redis ?? connect(options.url ?? DEFAULT_URL, options.cluster === true);
-    const logger = options.logger ?? consoleLogger();
+    const logger = (this.logger = options.logger ?? consoleLogger());
     this.impl = resolved.layout === 'zset'
       ? new ZsetLayout(this.client, resolved, logger)
       : new LegacyLayout(this.client, resolved, logger);
@@ -85,7 +88,7 @@ export class RedisTransport implements Transport {
     const reserver = this.impl.reserver(queue);
     this.reservers.add(reserver);
     try {
-      await pullLoop((max, waitMs, signal) => reserver.fetch(max, waitMs, signal), onDelivery, options, this.impl.pollWaitMs);
+      await consumeLoop(reserver, onDelivery, options, this.impl.pollWaitMs, this.logger, queue);
     } finally {
       reserver.close();
       this.reservers.delete(reserver);

@@ -8,7 +8,6 @@ export const SCRIPTS = {
   zsetRelease: new LuaScript(LUA.zsetRelease),
   zsetDeadLetter: new LuaScript(LUA.zsetDeadLetter),
   legacyReserve: new LuaScript(LUA.legacyReserve),
-  legacyAck: new LuaScript(LUA.legacyAck),
   legacyRetry: new LuaScript(LUA.legacyRetry),
   legacyDeadLetter: new LuaScript(LUA.legacyDeadLetter),
   legacyCleanup: new LuaScript(LUA.legacyCleanup),

@@ -1,18 +1,11 @@
-import type { BindingRules, Delivery, OutgoingMessage, TransportCapabilities } from '@babelqueue/core';
-
-/** A reserving side of one queue, for the consume loop. */
-export interface Reserver {
-  /** Reserves up to `max` deliveries, waiting at most `waitMs` for the first one. */
-  fetch(max: number, waitMs: number, signal: AbortSignal): Promise<Delivery[]>;
-  /** Releases what the reserver opened (a blocking connection). */
-  close(): void;
-}
+import type { BindingRules, OutgoingMessage, TransportCapabilities } from '@babelqueue/core';
+import type { Reserver } from '../consume/reserver.js';
 
 /** What differs between the two key layouts. */
 export interface Layout {
   readonly rules: BindingRules;
   readonly capabilities: TransportCapabilities;
-  /** How long one fetch may wait for the first delivery before the loop looks around again. */
+  /** How long the consume loop waits for work after an empty reserve before it looks again. */
   readonly pollWaitMs: number;
   publish(message: OutgoingMessage): Promise<void>;
   publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void>;

@@ -9,15 +9,16 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { deadlineScore, nowSeconds } from '../clock.js';
-import { DelayedPublishUnsupportedError, isFatal, slotGuard } from '../errors.js';
+import { DelayedPublishUnsupportedError, slotGuard } from '../errors.js';
 import { frameValue, unframe } from '../frame.js';
 import { legacyKeys, type LegacyKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
-import type { Layout, Reserver } from './layout.js';
+import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
+import type { Layout } from './layout.js';
 import { SettleOnce } from './settle-once.js';
-import { sleep } from './wait.js';
+import { sleep } from '../consume/wait.js';
 
 const RULES: BindingRules = {
   name: 'redis-legacy',
@@ -64,7 +65,7 @@ export class LegacyLayout implements Layout {
   }
 }
 
-class LegacyReserver implements Reserver {
+class LegacyReserver extends Reserver {
   private readonly keys: LegacyKeys;
   private pollMs = POLL_MIN_MS;
 
@@ -74,46 +75,37 @@ class LegacyReserver implements Reserver {
     private readonly options: ResolvedOptions,
     private readonly logger: Logger,
   ) {
+    super();
     this.keys = legacyKeys(queue);
   }
 
-  async fetch(max: number, waitMs: number, signal: AbortSignal): Promise<Delivery[]> {
-    const until = Date.now() + waitMs;
-    for (;;) {
-      const batch = await this.reserve(max);
-      if (batch.length > 0) {
-        this.pollMs = POLL_MIN_MS;
-        return batch;
-      }
-      const left = until - Date.now();
-      if (left <= 0 || signal.aborted) return batch;
-      await sleep(Math.min(left, this.pollMs), signal);
-      this.pollMs = Math.min(this.pollMs * 2, POLL_MAX_MS);
-    }
+  protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
+    const tokens = max > 0 ? reservationTokens(max) : [];
+    const reply = (await slotGuard(
+      this.queue,
+      SCRIPTS.legacyReserve.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], [
+        nowSeconds(),
+        deadlineScore(this.options.retryAfter),
+        acks.length,
+        ...acks.flatMap((a) => a.args),
+        ...tokens,
+      ]),
+    )) as [number[], Buffer[]];
+    const [acked, raws] = reply;
+    const deliveries = raws.map(
+      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.logger),
+    );
+    return { acked: acked.map((n) => n === 1), deliveries };
   }
 
-  close(): void {}
+  /** The sleep-poll: 100 ms, doubling after every empty poll, capped at 1 s. */
+  async idle(ms: number, signal: AbortSignal): Promise<void> {
+    await sleep(Math.min(ms, this.pollMs), signal);
+    this.pollMs = Math.min(this.pollMs * 2, POLL_MAX_MS);
+  }
 
-  private async reserve(max: number): Promise<Delivery[]> {
-    const tokens = reservationTokens(max);
-    let reply: unknown;
-    try {
-      reply = await slotGuard(
-        this.queue,
-        SCRIPTS.legacyReserve.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], [
-          nowSeconds(),
-          deadlineScore(this.options.retryAfter),
-          ...tokens,
-        ]),
-      );
-    } catch (error) {
-      if (isFatal(error)) throw error;
-      this.logger.warn({ queue: this.queue, error: String(error) }, 'reserve failed; retrying');
-      return [];
-    }
-    return (reply as Buffer[]).map(
-      (raw, i) => new LegacyDelivery(this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.logger),
-    );
+  override active(): void {
+    this.pollMs = POLL_MIN_MS;
   }
 }
 
@@ -128,6 +120,7 @@ class LegacyDelivery implements Delivery {
   private readonly once = new SettleOnce();
 
   constructor(
+    private readonly reserver: Reserver,
     private readonly client: RedisClient,
     private readonly keys: LegacyKeys,
     readonly queue: string,
@@ -155,11 +148,10 @@ class LegacyDelivery implements Delivery {
     const { ready, processing, deadlines } = this.keys;
     switch (decision.kind) {
       case 'ack':
-      case 'drop': {
-        const done = await slotGuard(this.queue, SCRIPTS.legacyAck.run(this.client, [processing, deadlines], [this.member, this.raw]));
-        this.expiredUnless(done, decision.kind);
+      case 'drop':
+        // Rides on the next reserve call of the loop (one round trip for both).
+        this.expiredUnless((await this.reserver.ack([this.member, this.raw])) ? 1 : 0, decision.kind);
         return;
-      }
       case 'retry': {
         // No delayed set: the copy goes straight back whatever the delay says.
         const body = withAttempts(this.body, decision.attempts);

@@ -13,10 +13,11 @@ import { duplicate } from '../connect.js';
 import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
+import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
+import { sleep, untilAborted } from '../consume/wait.js';
 import { SCRIPTS } from '../scripts.js';
-import type { Layout, Reserver } from './layout.js';
+import type { Layout } from './layout.js';
 import { SettleOnce } from './settle-once.js';
-import { sleep, untilAborted } from './wait.js';
 
 const RULES: BindingRules = {
   name: 'redis-zset',
@@ -76,9 +77,9 @@ export class ZsetLayout implements Layout {
   }
 }
 
-class ZsetReserver implements Reserver {
+class ZsetReserver extends Reserver {
   private blocking: RedisClient | undefined;
-  private failures = 0;
+  private blpop: Promise<unknown> | undefined;
 
   constructor(
     private readonly client: RedisClient,
@@ -87,68 +88,57 @@ class ZsetReserver implements Reserver {
     private readonly options: ResolvedOptions,
     private readonly logger: Logger,
     private readonly keysOf: (queue: string) => ZsetKeys,
-  ) {}
-
-  async fetch(max: number, waitMs: number, signal: AbortSignal): Promise<Delivery[]> {
-    const until = Date.now() + waitMs;
-    for (;;) {
-      const batch = await this.reserve(max, signal);
-      if (batch.length > 0 || signal.aborted) return batch;
-      const left = until - Date.now();
-      if (left <= 0) return batch;
-      await this.waitForToken(Math.min(left, this.options.blockTimeoutS * 1000), signal);
-    }
+  ) {
+    super();
   }
 
-  close(): void {
-    this.blocking?.disconnect();
-    this.blocking = undefined;
-  }
-
-  private async reserve(max: number, signal: AbortSignal): Promise<Delivery[]> {
+  protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
     const { ready, delayed, reserved, notify } = this.keys;
     const { retryAfter, migrationBatchSize } = this.options;
-    let reply: unknown;
-    try {
-      reply = await slotGuard(
-        this.queue,
-        SCRIPTS.zsetReserve.run(this.client, [ready, delayed, reserved, notify], [
-          nowSeconds(),
-          deadlineScore(retryAfter),
-          migrationBatchSize,
-          retryAfter === null ? '0' : '1',
-          max,
-        ]),
-      );
-      this.failures = 0;
-    } catch (error) {
-      if (isFatal(error)) throw error;
-      this.failures += 1;
-      this.logger.warn({ queue: this.queue, error: String(error) }, 'reserve failed; retrying');
-      await sleep(Math.min(1000, 100 * 2 ** this.failures), signal);
-      return [];
-    }
-    const flat = reply as (Buffer | number)[];
-    const out: Delivery[] = [];
+    const reply = (await slotGuard(
+      this.queue,
+      SCRIPTS.zsetReserve.run(this.client, [ready, delayed, reserved, notify], [
+        nowSeconds(),
+        deadlineScore(retryAfter),
+        migrationBatchSize,
+        retryAfter === null ? '0' : '1',
+        max,
+        acks.length,
+        ...acks.map((a) => a.args[0]!),
+      ]),
+    )) as [number[], (Buffer | number)[]];
+    const [acked, flat] = reply;
+    const deliveries: Delivery[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
-      const job = flat[i] as Buffer;
-      const member = flat[i + 1] as Buffer;
-      const decoded = flat[i + 2] === 1;
-      out.push(new ZsetDelivery(this.client, this.keys, this.queue, job, member, decoded ? undefined : POISON, this.logger, this.keysOf));
+      const poison = flat[i + 2] === 1 ? undefined : POISON;
+      deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, flat[i + 1] as Buffer, poison, this.logger, this.keysOf));
     }
-    return out;
+    return { acked: acked.map((n) => n === 1), deliveries };
   }
 
   /** BLPOP on `:notify` for at most one slice; a token is only a hint to look again. */
-  private async waitForToken(ms: number, signal: AbortSignal): Promise<void> {
-    const blocking = (this.blocking ??= duplicate(this.client));
-    const seconds = Math.max(0.01, Math.round(ms) / 1000);
-    const pop = slotGuard(this.queue, blocking.callBuffer('BLPOP', this.keys.notify, seconds)).catch((error: unknown) => {
-      if (isFatal(error)) throw error;
-      if (!signal.aborted) this.logger.warn({ queue: this.queue, error: String(error) }, 'blocking wait failed');
-      return null;
-    });
-    await untilAborted(pop, signal);
+  async idle(ms: number, signal: AbortSignal): Promise<void> {
+    if (ms <= 0) return;
+    if (this.blpop === undefined) {
+      const blocking = (this.blocking ??= duplicate(this.client));
+      const seconds = Math.max(0.01, Math.round(Math.min(ms, this.options.blockTimeoutS * 1000)) / 1000);
+      this.blpop = slotGuard(this.queue, blocking.callBuffer('BLPOP', this.keys.notify, seconds))
+        .catch((error: unknown) => {
+          if (isFatal(error)) throw error;
+          if (this.blocking !== undefined) this.logger.warn({ queue: this.queue, error: String(error) }, 'blocking wait failed');
+          return sleep(100, signal);
+        })
+        .finally(() => {
+          this.blpop = undefined;
+        });
+    }
+    await untilAborted(this.blpop, signal);
+  }
+
+  override close(): void {
+    const blocking = this.blocking;
+    this.blocking = undefined;
+    blocking?.disconnect();
   }
 }
 
@@ -158,6 +148,7 @@ class ZsetDelivery implements Delivery {
   private readonly once = new SettleOnce();
 
   constructor(
+    private readonly reserver: Reserver,
     private readonly client: RedisClient,
     private readonly keys: ZsetKeys,
     readonly queue: string,
@@ -181,7 +172,8 @@ class ZsetDelivery implements Delivery {
     switch (decision.kind) {
       case 'ack':
       case 'drop':
-        this.expiredUnless(await slotGuard(this.queue, this.client.zrem(this.keys.reserved, this.member)), decision.kind);
+        // Rides on the next reserve call of the loop (one round trip for both).
+        this.expiredUnless((await this.reserver.ack([this.member])) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
         // The copy is the job's own bytes with attempts set, not the cjson member: only

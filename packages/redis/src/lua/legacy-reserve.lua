@@ -1,8 +1,28 @@
--- Legacy layout reserve: sweep expired reservations, then move up to N heads.
+-- Legacy layout: settle finished acks, sweep expired reservations, then move up to N heads.
 -- KEYS[1] <name>   KEYS[2] <name>:processing   KEYS[3] <name>:processing:deadlines
 -- ARGV[1] now (epoch seconds)   ARGV[2] deadline score ('+inf' when retry_after is null)
--- ARGV[3..] one 32-hex token per element wanted
--- Returns the reserved raw values, oldest first.
+-- ARGV[3] number of acks A, then A pairs (deadline member, raw value)
+-- ARGV[4 + 2A ..] one 32-hex token per element wanted
+-- Returns {acked, reserved}: acked[i] is 1, or 0 when that reservation had
+-- already expired (nothing is touched); reserved holds the raw values, oldest first.
+
+local acks = tonumber(ARGV[3])
+local acked = {}
+for i = 0, acks - 1 do
+  -- First the member: if it is gone the reservation expired and belongs to someone else now.
+  if redis.call('ZREM', KEYS[3], ARGV[4 + 2 * i]) == 1 then
+    redis.call('LREM', KEYS[2], 1, ARGV[5 + 2 * i])
+    acked[#acked + 1] = 1
+  else
+    acked[#acked + 1] = 0
+  end
+end
+
+local first = 4 + 2 * acks
+local reserved = {}
+if first > #ARGV then
+  return {acked, reserved}
+end
 
 -- Sweep: every expired body goes back byte for byte (attempts untouched).
 -- Items on :processing with no member are never looked at.
@@ -15,11 +35,10 @@ for _, member in ipairs(due) do
   redis.call('ZREM', KEYS[3], member)
 end
 
-local out = {}
-for i = 3, #ARGV do
+for i = first, #ARGV do
   local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not raw then break end
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[i] .. ':' .. raw)
-  out[#out + 1] = raw
+  reserved[#reserved + 1] = raw
 end
-return out
+return {acked, reserved}

@@ -1,10 +1,22 @@
--- Zset layout reserve (Laravel's pop semantics, batched and wrapped in pcall).
+-- Zset layout: settle finished acks, then Laravel's pop semantics, batched and wrapped in pcall.
 -- KEYS[1] queues:<name>   KEYS[2] :delayed   KEYS[3] :reserved   KEYS[4] :notify
 -- ARGV[1] now (epoch seconds)   ARGV[2] reservation deadline score ('+inf' allowed)
 -- ARGV[3] migration batch size (-1 = no limit)   ARGV[4] '1' to recover expired :reserved
--- ARGV[5] how many jobs to pop at most
--- Returns a flat list of triples {job, member, decoded} where decoded is 1 when
--- the job went through cjson, 0 when it did not (the member is then the raw job).
+-- ARGV[5] how many jobs to pop at most   ARGV[6] number of acks A, then A :reserved members
+-- Returns {acked, popped}: acked[i] is 1, or 0 when that member was already gone;
+-- popped is a flat list of triples {job, member, decoded}, decoded 1 when the
+-- job went through cjson, 0 when it did not (the member is then the raw job).
+
+local acked = {}
+for i = 1, tonumber(ARGV[6]) do
+  acked[#acked + 1] = redis.call('ZREM', KEYS[3], ARGV[6 + i])
+end
+
+local wanted = tonumber(ARGV[5])
+local popped = {}
+if wanted < 1 then
+  return {acked, popped}
+end
 
 local function migrate(from)
   local due
@@ -38,8 +50,7 @@ if ARGV[4] == '1' then
   migrate(KEYS[3])
 end
 
-local out = {}
-for _ = 1, tonumber(ARGV[5]) do
+for _ = 1, wanted do
   local job = redis.call('LPOP', KEYS[1])
   if not job then break end
   local ok, member = pcall(bump, job)
@@ -51,8 +62,8 @@ for _ = 1, tonumber(ARGV[5]) do
   end
   redis.call('ZADD', KEYS[3], ARGV[2], member)
   redis.call('LPOP', KEYS[4])
-  out[#out + 1] = job
-  out[#out + 1] = member
-  out[#out + 1] = decoded
+  popped[#popped + 1] = job
+  popped[#popped + 1] = member
+  popped[#popped + 1] = decoded
 end
-return out
+return {acked, popped}

@@ -1,0 +1,98 @@
+import type { Delivery } from '@babelqueue/core';
+
+/** An ack waiting for the next script call; `args` are the layout's handle values. */
+export interface PendingAck {
+  readonly args: readonly Buffer[];
+  resolve(acked: boolean): void;
+  reject(error: unknown): void;
+}
+
+/** What one script call did: per-ack results (false = the reservation had expired) and new deliveries. */
+export interface Exchanged {
+  readonly acked: readonly boolean[];
+  readonly deliveries: Delivery[];
+}
+
+/** How the consume loop talks to its reserver. */
+export interface LoopLink {
+  /** How many deliveries the loop can take once `acking` in-flight deliveries complete (0 when it stops). */
+  demand(acking: number): number;
+  /** Receives reserved deliveries, always before the acks that made room for them resolve. */
+  deliver(deliveries: Delivery[]): void;
+}
+
+/**
+ * The reserving side of one queue. Acks are not sent on their own: they wait
+ * (one event-loop turn at most) for the next script call, which settles them
+ * and reserves as many new deliveries as the acks free slots, in one round
+ * trip. A successful ack still resolves only after Redis ran it.
+ */
+export abstract class Reserver {
+  /** Deliveries asked for by script calls still in flight. */
+  reserving = 0;
+  private pending: PendingAck[] = [];
+  private flushQueued = false;
+  private link: LoopLink = { demand: () => 0, deliver: () => {} };
+
+  /** One script call: settle `acks` in order, then reserve up to `max`. */
+  protected abstract exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged>;
+
+  /** Waits for work after an empty reserve: at most `ms`, less when the signal aborts. */
+  abstract idle(ms: number, signal: AbortSignal): Promise<void>;
+
+  /** A reserve brought deliveries (resets a poll back-off). */
+  active(): void {}
+
+  /** Releases what the reserver opened (a blocking connection). */
+  close(): void {}
+
+  attach(link: LoopLink): void {
+    this.link = link;
+  }
+
+  detach(): void {
+    this.link = { demand: () => 0, deliver: () => {} };
+  }
+
+  /** Queues an ack for the next script call; resolves with false when the reservation had expired. */
+  ack(args: readonly Buffer[]): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ args, resolve, reject });
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        // One turn, so the acks of handlers finishing together share the call.
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Reserves up to `max` now (taking queued acks along); resolves with how many arrived. */
+  async take(max: number): Promise<number> {
+    return this.call(this.pending.splice(0), max);
+  }
+
+  private flush(): void {
+    this.flushQueued = false;
+    const acks = this.pending.splice(0);
+    if (acks.length === 0) return;
+    this.call(acks, this.link.demand(acks.length)).catch(() => {
+      // Already reported: every ack of the call was rejected with the error.
+    });
+  }
+
+  private async call(acks: PendingAck[], max: number): Promise<number> {
+    this.reserving += max;
+    let result: Exchanged;
+    try {
+      result = await this.exchange(acks, max);
+    } catch (error) {
+      for (const ack of acks) ack.reject(error);
+      throw error;
+    } finally {
+      this.reserving -= max;
+    }
+    this.link.deliver(result.deliveries);
+    acks.forEach((ack, i) => ack.resolve(result.acked[i] === true));
+    return result.deliveries.length;
+  }
+}

@@ -1,0 +1,20 @@
+/** A repeatable event: `next()` resolves at the next `fire()`. */
+export class Notifier {
+  private waiters: (() => void)[] = [];
+
+  next(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  fire(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/** Resolves when `signal` aborts (never, if it does not). */
+export function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
