@@ -158,4 +158,23 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
       assert.equal(r.key, null);
     }
   });
+
+  it('a re-inject write the broker refuses leaves the retry record uncommitted, and it is tried again', async () => {
+    const topic = uniqueQueue('reinject-fail');
+    const admin = await lab.admin();
+    await admin.createTopics({ topics: [{ topic: `${topic}.retry.1`, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    const errors: string[] = [];
+    const logger = { ...silentLogger, error: (_f: Record<string, unknown>, message: string) => void errors.push(message) };
+    await lab.produce(`${topic}.retry.1`, [{ value: b('{}'), headers: { 'bq-original-topic': b('illegal topic name!'), 'bq-delay': b('100') } }]);
+    const groupId = uniqueQueue('ri-fail');
+    const reinjector = new KafkaReinjector({ url: lab.url, topic, retryTiersMs: [100], groupId, createTopics: false, redeliveryDelayMs: 100, logger });
+    const stop = new AbortController();
+    const running = reinjector.run({ signal: stop.signal });
+    const failures = () => errors.filter((m) => /re-inject write failed/.test(m)).length;
+    await until(() => failures() >= 2, 20_000, 'two failed re-inject writes');
+    stop.abort();
+    await running;
+    await reinjector.close();
+    assert.deepEqual(await lab.committed(groupId, `${topic}.retry.1`), { 0: -1 }, 'not committed');
+  });
 });
