@@ -99,14 +99,19 @@ export class KafkaConnection {
   }
 }
 
-/** kafkajs log lines into the BabelQueue logger; kafkajs INFO chatter goes to debug. */
+/**
+ * kafkajs log lines into the BabelQueue logger. Its INFO chatter goes to
+ * debug, and the per-request protocol errors its Connection logs (retried, or
+ * surfaced as an exception the binding reports) to warn.
+ */
 function forward(logger: Logger, entry: LogEntry): void {
   const { message, timestamp: _t, logger: _l, ...fields } = entry.log as { message: string; timestamp?: string; logger?: string } & Record<string, unknown>;
   const text = `kafkajs ${entry.namespace}: ${message}`;
   const data = { ...fields };
   switch (entry.level) {
     case logLevel.ERROR:
-      logger.error(data, text);
+      if (entry.namespace === 'Connection') logger.warn(data, text);
+      else logger.error(data, text);
       return;
     case logLevel.WARN:
       logger.warn(data, text);
