@@ -291,8 +291,9 @@ describe('babelqueue usage and errors', () => {
   });
 
   test('a broker error is exit 1, one line naming the masked URL, its credentials scrubbed from the message', async () => {
-    registerTransport('failing', (url) => stub({
+    registerTransport('failing', (raw) => stub({
       publish: async () => {
+        const url = new URL(raw);
         throw new Error(`AUTH failed for ${url.username}:${decodeURIComponent(url.password)} at ${url.host}`);
       },
     }));

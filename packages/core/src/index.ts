@@ -24,6 +24,7 @@ export type {
   EnvelopeProjection,
   HeaderValue,
   OutgoingMessage,
+  RawPublishOptions,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';

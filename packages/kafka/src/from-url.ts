@@ -10,6 +10,6 @@ export function kafkaTransportFromUrl(url: string | URL, options: Omit<KafkaTran
 }
 
 /** The binding-package entry point the core's URL registry loads for `kafka://`. */
-export function transportFromUrl(url: URL): KafkaTransport {
+export function transportFromUrl(url: string | URL): KafkaTransport {
   return kafkaTransportFromUrl(url);
 }

@@ -111,6 +111,8 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
   async function redriveOne(delivery: Delivery): Promise<RedriveItem> {
     const body = delivery.body;
     const riders = ridersOf(delivery);
+    // Kafka: the record key rides every write, the restores included (seed 000).
+    const keyed = delivery.key === undefined ? undefined : { key: delivery.key };
     const decoded = decodeEnvelope(body, () => undefined);
     const describe = (to: string, redriven: boolean, bypassed: boolean): RedriveItem => ({
       messageId: stringAt(decoded.meta, 'id'),
@@ -125,7 +127,7 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
 
     const restore = async () => {
       try {
-        await publishRaw(from, body, riders);
+        await publishRaw(from, body, riders, keyed);
       } catch (error) {
         await delivery.settle({ kind: 'unsettled', why: 'the write back to the DLQ failed' }).catch(() => undefined);
         throw error;
@@ -157,7 +159,7 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
     }
     const headers = options.bypass ? { ...riders, [REPLAY_BYPASS_HEADER]: '1' } : riders;
     try {
-      await publishRaw(target, reset, headers);
+      await publishRaw(target, reset, headers, keyed);
     } catch (error) {
       // The original error is the one to report; a failed restore already left the record unsettled.
       await restore().catch(() => undefined);

@@ -3,8 +3,11 @@ import { InMemoryTransport } from './memory/in-memory-transport.js';
 import { MemoryBroker } from './memory/memory-broker.js';
 import type { Transport } from './transport.js';
 
-/** Builds a transport from a parsed URL. */
-export type TransportFactory = (url: URL) => Transport | Promise<Transport>;
+/**
+ * Builds a transport from a URL, given as written: a binding parses it itself,
+ * since some forms are not WHATWG URLs (`kafka://h1:9092,h2:9092`).
+ */
+export type TransportFactory = (url: string) => Transport | Promise<Transport>;
 
 /** The package that provides each known scheme, loaded on first use. */
 const PACKAGES: Readonly<Record<string, string>> = {
@@ -25,10 +28,11 @@ const memoryBrokers = new Map<string, MemoryBroker>();
 
 const factories = new Map<string, TransportFactory>([
   ['memory:', (url) => {
-    let broker = memoryBrokers.get(url.host);
+    const name = new URL(url).host;
+    let broker = memoryBrokers.get(name);
     if (broker === undefined) {
       broker = new MemoryBroker();
-      memoryBrokers.set(url.host, broker);
+      memoryBrokers.set(name, broker);
     }
     return new InMemoryTransport({ broker });
   }],
@@ -45,24 +49,25 @@ export function registerTransport(scheme: string, factory: TransportFactory): vo
  * first use (it must be installed); it exports `transportFromUrl(url: URL)`.
  */
 export async function transportFromUrl(url: string | URL): Promise<Transport> {
-  const parsed = parse(url);
-  const found = factories.get(parsed.protocol);
-  if (found) return found(parsed);
-  const name = PACKAGES[parsed.protocol];
+  const raw = typeof url === 'string' ? url : url.href;
+  const scheme = schemeOf(raw);
+  const found = factories.get(scheme);
+  if (found) return found(raw);
+  const name = PACKAGES[scheme];
   if (name === undefined) {
-    throw new ConfigurationError(`no transport is known for "${parsed.protocol}//" (${maskUrl(parsed)}); known: memory, ${Object.keys(PACKAGES).map((s) => s.slice(0, -1)).join(', ')}`);
+    throw new ConfigurationError(`no transport is known for "${scheme}//" (${maskUrl(raw)}); known: memory, ${Object.keys(PACKAGES).map((s) => s.slice(0, -1)).join(', ')}`);
   }
   let module: { transportFromUrl?: TransportFactory };
   try {
     module = (await import(name)) as { transportFromUrl?: TransportFactory };
   } catch (cause) {
-    throw new ConfigurationError(`"${parsed.protocol}//" needs the ${name} package: npm install ${name}`, { cause });
+    throw new ConfigurationError(`"${scheme}//" needs the ${name} package: npm install ${name}`, { cause });
   }
   if (typeof module.transportFromUrl !== 'function') {
     throw new ConfigurationError(`${name} does not export transportFromUrl; is it a BabelQueue binding?`);
   }
-  registerTransport(parsed.protocol, module.transportFromUrl);
-  return module.transportFromUrl(parsed);
+  registerTransport(scheme, module.transportFromUrl);
+  return module.transportFromUrl(raw);
 }
 
 /** The URL with its password (and a user-info token) replaced by `***`, for error messages and logs. */
@@ -78,13 +83,12 @@ export function maskUrl(url: string | URL): string {
   return parsed.href;
 }
 
-function parse(url: string | URL): URL {
-  if (url instanceof URL) return url;
-  try {
-    return new URL(url);
-  } catch {
+function schemeOf(url: string): string {
+  const match = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(url);
+  if (match === null) {
     throw new ConfigurationError(`not a transport URL: "${url.replace(/\/\/[^@/]*@/, '//***@')}" (expected e.g. memory:// or redis://127.0.0.1:6379)`);
   }
+  return (match[1] as string).toLowerCase();
 }
 
 function normalise(scheme: string): string {

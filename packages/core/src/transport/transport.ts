@@ -57,6 +57,8 @@ export interface Delivery {
    * The text says why; the body is still kept for the poison record.
    */
   readonly poison?: string;
+  /** The record key where the broker has keys (Kafka), byte-for-byte; every re-publish carries it. */
+  readonly key?: Buffer | null;
   /** The binding's attempts reconciliation: native count combined with the body's. */
   reconcileAttempts(bodyAttempts: number): number;
   /**
@@ -65,6 +67,12 @@ export interface Delivery {
    * delivery unsettled and throw {@link DeadLetterWriteError}.
    */
   settle(decision: Decision): Promise<void>;
+}
+
+/** Options of {@link Transport.publishRaw}. */
+export interface RawPublishOptions {
+  /** Kafka record key, carried byte-for-byte (null stays null). Ignored elsewhere. */
+  readonly key?: Buffer | null;
 }
 
 /** What a transport can and cannot do; the runtime refuses what is missing. */
@@ -104,8 +112,8 @@ export interface Transport {
   readonly capabilities: TransportCapabilities;
   /** Publishes one message; resolves once the broker has it (confirmed where the broker can confirm). */
   publish(message: OutgoingMessage): Promise<void>;
-  /** Writes a dead-letter or raw record to a queue (used by redrive and tools). */
-  publishRaw?(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void>;
+  /** Writes a dead-letter or raw record to a queue (used by redrive and tools), with the key where the broker has one. */
+  publishRaw?(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions): Promise<void>;
   /**
    * Reads up to `max` bodies from the head of `queue` without consuming them
    * (DLQ list/show). Optional: tools say so when a binding cannot browse.

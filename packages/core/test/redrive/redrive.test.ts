@@ -235,3 +235,16 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.equal(transport.messages(DLQ).length, 1);
   });
 });
+
+describe('redrive keeps the record key (Kafka: seed 000, "Record key on republish")', () => {
+  test('the reset write and every restore carry the consumed key byte for byte', async () => {
+    const transport = new InMemoryTransport();
+    const key = Buffer.from([0x00, 0xff, 0x10]);
+    await transport.publishRaw(DLQ, Buffer.from(record('k1', { originalQueue: 'orders' })), {}, { key });
+    await transport.publishRaw(DLQ, Buffer.from(POISON_RAW), {}, { key: null });
+    const result = await redrive(transport, { from: DLQ, idleMs: 100 });
+    assert.equal(result.redriven, 1);
+    assert.deepEqual(transport.broker.ready('orders').map((m) => m.key), [key]);
+    assert.deepEqual(transport.broker.ready(DLQ).map((m) => m.key), [null]);
+  });
+});

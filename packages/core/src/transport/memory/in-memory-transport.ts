@@ -8,6 +8,7 @@ import {
   type Delivery,
   type HeaderValue,
   type OutgoingMessage,
+  type RawPublishOptions,
   type Transport,
   type TransportCapabilities,
 } from '../transport.js';
@@ -73,8 +74,13 @@ export class InMemoryTransport implements Transport {
     this.write(message.queue, message.body, headers, message.key ?? null, message.delayMs ?? 0);
   }
 
-  async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
-    this.write(queue, body, headers, null, 0);
+  async publishRaw(
+    queue: string,
+    body: Buffer,
+    headers: Readonly<Record<string, string>> = {},
+    options: RawPublishOptions = {},
+  ): Promise<void> {
+    this.write(queue, body, headers, options.key ?? null, 0);
   }
 
   /** The bodies of a queue's ready messages, oldest first. */
@@ -119,6 +125,7 @@ export class InMemoryTransport implements Transport {
       body: message.body,
       queue,
       headers: message.headers,
+      key: message.key,
       ...(trimmed === '' ? {} : { nativeSchemaVersion: trimmed }),
       reconcileAttempts: (bodyAttempts) => Math.max(bodyAttempts, redeliveries),
       settle: (decision) => this.settle(queue, leaseId, message, decision),
