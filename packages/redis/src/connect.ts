@@ -5,9 +5,9 @@ import { RedisConfigError, type RedisClient } from './options.js';
 export const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
 /**
- * Opens a connection from a `redis://` or `rediss://` URL. Commands issued in
- * the same tick share one round trip (auto-pipelining), which batches the acks
- * of concurrent handlers.
+ * Opens a connection from a `redis://` or `rediss://` URL. No auto-pipelining:
+ * it delays every command by a turn of the event loop, and the consume path
+ * batches on its own (acks ride on the next reserve call).
  */
 export function connect(url: string, cluster: boolean): RedisClient {
   let parsed: URL;
@@ -19,10 +19,9 @@ export function connect(url: string, cluster: boolean): RedisClient {
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new RedisConfigError(`a Redis URL starts with redis:// or rediss://, got "${parsed.protocol}//"`);
   }
-  if (!cluster) return new Redis(url, { enableAutoPipelining: true });
+  if (!cluster) return new Redis(url);
   const tls = parsed.protocol === 'rediss:' ? {} : undefined;
   return new Cluster([{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], {
-    enableAutoPipelining: true,
     redisOptions: {
       ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
       ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),

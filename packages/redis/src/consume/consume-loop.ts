@@ -38,6 +38,7 @@ export async function consumeLoop(
 
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - taken - buffer.length - reserver.reserving);
   reserver.attach({
+    busy: () => inFlight,
     demand: (acking) =>
       running && !signal.aborted
         ? Math.max(0, Math.min(concurrency - (inFlight - acking) - buffer.length - reserver.reserving, left()))

@@ -15,11 +15,15 @@ export interface Exchanged {
 
 /** How the consume loop talks to its reserver. */
 export interface LoopLink {
+  /** Deliveries handed over and not yet finished. */
+  busy(): number;
   /** How many deliveries the loop can take once `acking` in-flight deliveries complete (0 when it stops). */
   demand(acking: number): number;
   /** Receives reserved deliveries, always before the acks that made room for them resolve. */
   deliver(deliveries: Delivery[]): void;
 }
+
+const IDLE: LoopLink = { busy: () => 0, demand: () => 0, deliver: () => {} };
 
 /**
  * The reserving side of one queue. Acks are not sent on their own: they wait
@@ -31,8 +35,9 @@ export abstract class Reserver {
   /** Deliveries asked for by script calls still in flight. */
   reserving = 0;
   private pending: PendingAck[] = [];
-  private flushQueued = false;
-  private link: LoopLink = { demand: () => 0, deliver: () => {} };
+  private flushSoon = false;
+  private flushLater = false;
+  private link: LoopLink = IDLE;
 
   /** One script call: settle `acks` in order, then reserve up to `max`. */
   protected abstract exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged>;
@@ -51,17 +56,29 @@ export abstract class Reserver {
   }
 
   detach(): void {
-    this.link = { demand: () => 0, deliver: () => {} };
+    this.link = IDLE;
   }
 
   /** Queues an ack for the next script call; resolves with false when the reservation had expired. */
   ack(args: readonly Buffer[]): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.pending.push({ args, resolve, reject });
-      if (!this.flushQueued) {
-        this.flushQueued = true;
+      if (this.pending.length >= this.link.busy()) {
+        // Every delivery in flight is waiting for its ack: no reason to wait for more.
+        if (!this.flushSoon) {
+          this.flushSoon = true;
+          queueMicrotask(() => {
+            this.flushSoon = false;
+            this.flush();
+          });
+        }
+      } else if (!this.flushLater) {
         // One turn, so the acks of handlers finishing together share the call.
-        setImmediate(() => this.flush());
+        this.flushLater = true;
+        setImmediate(() => {
+          this.flushLater = false;
+          this.flush();
+        });
       }
     });
   }
@@ -72,7 +89,6 @@ export abstract class Reserver {
   }
 
   private flush(): void {
-    this.flushQueued = false;
     const acks = this.pending.splice(0);
     if (acks.length === 0) return;
     this.call(acks, this.link.demand(acks.length)).catch(() => {
