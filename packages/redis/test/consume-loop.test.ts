@@ -99,6 +99,24 @@ for (const layout of ['legacy', 'zset'] as const) {
       await t.close();
     });
 
+    it(layout === 'legacy'
+      ? 'an empty queue is sleep-polled: 100 ms, doubling after every empty poll, capped at 1 s'
+      : 'an empty queue is waited on in blocking slices of at most 1 s, each followed by a migrate', async () => {
+      const q = uniqueQueue(`${layout}-poll`);
+      const { client, counter } = countingClient(b.url!);
+      const t = new RedisTransport({ redis: client, layout, logger: captureLogger() });
+      const ac = new AbortController();
+      const consuming = t.consume(q, async () => {}, { concurrency: 1, signal: ac.signal });
+      await sleep(3500);
+      ac.abort();
+      await consuming;
+      // legacy: reserves at 0, 0.1, 0.3, 0.7, 1.5, 2.5, 3.5 s; zset: one reserve per 1 s slice.
+      const [low, high] = layout === 'legacy' ? [5, 8] : [3, 5];
+      assert.ok(counter.scripts >= low && counter.scripts <= high, `${counter.scripts} reserves in 3.5 s`);
+      await t.close();
+      await client.quit();
+    });
+
     it('refuses a concurrency that is not a positive integer', async () => {
       const t = new RedisTransport({ url: b.url!, layout, logger: captureLogger() });
       await assert.rejects(t.consume('x', async () => {}, { concurrency: 0, signal: new AbortController().signal }), RangeError);
