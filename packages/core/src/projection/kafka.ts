@@ -1,4 +1,5 @@
-import { hasInt, hasText, toProjection, usableRiders, type ProjectionSource, type Riders } from './source.js';
+import { bqStrings } from './bq-strings.js';
+import { hasInt, toProjection, type ProjectionSource, type Riders } from './source.js';
 
 /** Kafka record metadata projected from an envelope; the value is set by the caller. */
 export interface KafkaProjection {
@@ -17,14 +18,7 @@ export interface KafkaProjection {
  */
 export function projectKafka(source: ProjectionSource, riders?: Riders): KafkaProjection {
   const p = toProjection(source);
-  const headers: Record<string, string> = {};
-  if (hasText(p.urn)) headers['bq-job'] = p.urn;
-  if (hasText(p.traceId)) headers['bq-trace-id'] = p.traceId;
-  if (hasText(p.messageId)) headers['bq-message-id'] = p.messageId;
-  if (hasInt(p.schemaVersion)) headers['bq-schema-version'] = String(p.schemaVersion);
-  if (hasText(p.lang)) headers['bq-source-lang'] = p.lang;
-  if (hasInt(p.attempts)) headers['bq-attempts'] = String(p.attempts);
-  for (const [key, value] of usableRiders(riders, CONTRACT_HEADERS)) headers[key] = value;
+  const headers = bqStrings(p, riders, CONTRACT_HEADERS);
   const out: KafkaProjection = { headers };
   if (hasInt(p.createdAt)) out.timestamp = String(p.createdAt);
   return out;

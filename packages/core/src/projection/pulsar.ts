@@ -1,4 +1,5 @@
-import { hasInt, hasText, toProjection, usableRiders, type ProjectionSource, type Riders } from './source.js';
+import { bqStrings } from './bq-strings.js';
+import { toProjection, type ProjectionSource, type Riders } from './source.js';
 
 /**
  * The Pulsar message properties (FACTS §4), all strings: `bq-job`,
@@ -7,16 +8,7 @@ import { hasInt, hasText, toProjection, usableRiders, type ProjectionSource, typ
  * Never set `eventTime`: the publish time is broker-set.
  */
 export function projectPulsar(source: ProjectionSource, riders?: Riders): Record<string, string> {
-  const p = toProjection(source);
-  const props: Record<string, string> = {};
-  if (hasText(p.urn)) props['bq-job'] = p.urn;
-  if (hasText(p.traceId)) props['bq-trace-id'] = p.traceId;
-  if (hasText(p.messageId)) props['bq-message-id'] = p.messageId;
-  if (hasInt(p.schemaVersion)) props['bq-schema-version'] = String(p.schemaVersion);
-  if (hasText(p.lang)) props['bq-source-lang'] = p.lang;
-  if (hasInt(p.attempts)) props['bq-attempts'] = String(p.attempts);
-  for (const [key, value] of usableRiders(riders, CONTRACT_PROPERTIES)) props[key] = value;
-  return props;
+  return bqStrings(toProjection(source), riders, CONTRACT_PROPERTIES);
 }
 
 const CONTRACT_PROPERTIES = {

@@ -1,3 +1,4 @@
+import { projectPulsar } from '../../projection/pulsar.js';
 import { withAttempts } from '../../reemit/edit.js';
 import type { BindingRules } from '../../settlement/binding-rules.js';
 import type { Decision } from '../../settlement/decision.js';
@@ -61,16 +62,7 @@ export class InMemoryTransport implements Transport {
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
-    const p = message.projection;
-    const headers: Record<string, HeaderValue> = {
-      ...message.headers,
-      'bq-job': p.urn,
-      'bq-trace-id': p.traceId,
-      'bq-message-id': p.messageId,
-      'bq-schema-version': String(p.schemaVersion),
-      'bq-source-lang': p.lang,
-      'bq-attempts': String(p.attempts),
-    };
+    const headers = projectPulsar(message.projection, message.headers);
     this.write(message.queue, message.body, headers, message.key ?? null, message.delayMs ?? 0);
   }
 
