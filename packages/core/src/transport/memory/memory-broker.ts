@@ -14,8 +14,42 @@ interface Lease {
   readonly expiresAt: number;
 }
 
+/** A FIFO with O(1) shift: `Array#shift` copies the whole array on large queues. */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head] as T;
+    this.head += 1;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  toArray(): T[] {
+    return this.items.slice(this.head);
+  }
+
+  clear(): void {
+    this.items = [];
+    this.head = 0;
+  }
+}
+
 interface QueueState {
-  ready: StoredMessage[];
+  ready: Fifo<StoredMessage>;
   delayed: { dueAt: number; message: StoredMessage }[];
   leases: Map<number, Lease>;
 }
@@ -79,7 +113,7 @@ export class MemoryBroker {
   ready(queue: string): readonly StoredMessage[] {
     const state = this.state(queue);
     this.promote(state);
-    return [...state.ready];
+    return state.ready.toArray();
   }
 
   /** Counts of a queue's messages by state. */
@@ -93,7 +127,7 @@ export class MemoryBroker {
   purge(queue: string): number {
     const state = this.state(queue);
     const count = state.ready.length + state.delayed.length;
-    state.ready = [];
+    state.ready.clear();
     state.delayed = [];
     return count;
   }
@@ -127,7 +161,7 @@ export class MemoryBroker {
   private state(queue: string): QueueState {
     let state = this.queues.get(queue);
     if (state === undefined) {
-      state = { ready: [], delayed: [], leases: new Map() };
+      state = { ready: new Fifo(), delayed: [], leases: new Map() };
       this.queues.set(queue, state);
     }
     return state;
