@@ -167,10 +167,12 @@ async function rawConsume(layout: RedisLayout, c: number): Promise<number> {
 
 async function bullPublish(c: number): Promise<number> {
   const name = fresh('bull-pub');
-  const queue = new Queue(name, { connection: new Redis(URL_, { maxRetriesPerRequest: null }) });
+  const connection = new Redis(URL_, { maxRetriesPerRequest: null });
+  const queue = new Queue(name, { connection });
   const ms = await windowed(c, (i) => queue.add('job', { ...DATA, i }, { removeOnComplete: true }));
   await queue.obliterate({ force: true });
   await queue.close();
+  await connection.quit();
   return rate(N, ms);
 }
 
@@ -185,7 +187,8 @@ async function bullConsume(c: number): Promise<number> {
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => (finish = resolve));
   const start = performance.now();
-  const worker = new Worker(name, async () => {}, { connection: new Redis(URL_, { maxRetriesPerRequest: null }), concurrency: c });
+  const workerConnection = new Redis(URL_, { maxRetriesPerRequest: null });
+  const worker = new Worker(name, async () => {}, { connection: workerConnection, concurrency: c });
   worker.on('completed', () => {
     if (++done === N) finish();
   });
@@ -194,31 +197,34 @@ async function bullConsume(c: number): Promise<number> {
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
+  await Promise.all([connection.quit(), workerConnection.quit()]);
   return rate(N, ms);
 }
 
-const results = [];
-const bull: Record<number, { publish: number; consume: number }> = {};
-for (const c of CONCURRENCY) {
-  bull[c] = { publish: await best(`bullmq publish c=${c}`, () => bullPublish(c)), consume: await best(`bullmq consume c=${c}`, () => bullConsume(c)) };
-}
+const measured = [];
 for (const layout of LAYOUTS) {
   for (const c of CONCURRENCY) {
     const publish = await pair(`${layout} publish c=${c}`, () => appPublish(layout, c), () => rawPublish(layout, c));
     const consume = await pair(`${layout} consume c=${c}`, () => appConsume(layout, c), () => rawConsume(layout, c));
-    results.push({
-      layout,
-      concurrency: c,
-      publish: { ...publish, appToRaw: +(publish.app / publish.raw).toFixed(2), bullmq: bull[c]!.publish },
-      consume: {
-        ...consume,
-        appToRaw: +(consume.app / consume.raw).toFixed(2),
-        bullmq: bull[c]!.consume,
-        appToBullmq: +(consume.app / bull[c]!.consume).toFixed(2),
-      },
-    });
+    measured.push({ layout, concurrency: c, publish, consume });
   }
 }
+// BullMQ last: its workers leave nothing running that could slow the others down.
+const bull: Record<number, { publish: number; consume: number }> = {};
+for (const c of CONCURRENCY) {
+  bull[c] = { publish: await best(`bullmq publish c=${c}`, () => bullPublish(c)), consume: await best(`bullmq consume c=${c}`, () => bullConsume(c)) };
+}
+const results = measured.map(({ layout, concurrency: c, publish, consume }) => ({
+  layout,
+  concurrency: c,
+  publish: { ...publish, appToRaw: +(publish.app / publish.raw).toFixed(2), bullmq: bull[c]!.publish },
+  consume: {
+    ...consume,
+    appToRaw: +(consume.app / consume.raw).toFixed(2),
+    bullmq: bull[c]!.consume,
+    appToBullmq: +(consume.app / bull[c]!.consume).toFixed(2),
+  },
+}));
 const info = await redis.info('server');
 await redis.quit();
 console.log(JSON.stringify({

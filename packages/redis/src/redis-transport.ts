@@ -46,6 +46,8 @@ export class RedisTransport implements Transport {
   private readonly owned: boolean;
   private readonly logger: Logger;
   private readonly reservers = new Set<Reserver>();
+  /** Aborted by `close()`, so running consume loops stop instead of retrying a closed connection. */
+  private readonly closing = new AbortController();
   private closed = false;
 
   constructor(options: RedisTransportOptions = {}) {
@@ -88,17 +90,23 @@ export class RedisTransport implements Transport {
     const reserver = this.impl.reserver(queue);
     this.reservers.add(reserver);
     try {
-      await consumeLoop(reserver, onDelivery, options, this.impl.pollWaitMs, this.logger, queue);
+      const signal = AbortSignal.any([options.signal, this.closing.signal]);
+      await consumeLoop(reserver, onDelivery, { ...options, signal }, this.impl.pollWaitMs, this.logger, queue);
     } finally {
       reserver.close();
       this.reservers.delete(reserver);
     }
   }
 
-  /** Closes the connections the transport opened; a client passed as `redis` stays open. Idempotent. */
+  /**
+   * Stops running consume loops (as an abort would), then closes the
+   * connections the transport opened; a client passed as `redis` stays open.
+   * Idempotent.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     for (const reserver of this.reservers) reserver.close();
     this.reservers.clear();
     if (this.owned) {

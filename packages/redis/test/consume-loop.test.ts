@@ -117,6 +117,14 @@ for (const layout of ['legacy', 'zset'] as const) {
       await client.quit();
     });
 
+    it('close() stops a running consume loop', async () => {
+      const t = new RedisTransport({ url: b.url!, layout, logger: captureLogger() });
+      const consuming = t.consume(uniqueQueue(`${layout}-close`), async () => {}, { concurrency: 2, signal: new AbortController().signal });
+      await sleep(300);
+      await t.close();
+      await consuming;
+    });
+
     it('refuses a concurrency that is not a positive integer', async () => {
       const t = new RedisTransport({ url: b.url!, layout, logger: captureLogger() });
       await assert.rejects(t.consume('x', async () => {}, { concurrency: 0, signal: new AbortController().signal }), RangeError);
