@@ -14,7 +14,9 @@ const peer = join(import.meta.dirname, 'peers', 'laravel-queue.php');
 const php = spawnSync('php', ['-r', 'require "Illuminate/Queue/autoload.php"; require "Illuminate/Redis/autoload.php"; exit(extension_loaded("redis") ? 0 : 1);']);
 const phpSkip = php.status === 0
   ? false
-  : 'SKIPPED (no Laravel peer): apt-get install php-cli php-redis php-illuminate-queue php-illuminate-redis';
+  : 'SKIPPED (no Laravel peer): run scripts/peers (apt-get install php-cli php-redis php-illuminate-queue php-illuminate-redis)';
+// Like a broker suite: a missing peer fails the run under CI=true.
+if (phpSkip && process.env.CI === 'true') throw new Error(`the Laravel peer suite cannot run under CI=true: ${phpSkip}`);
 if (phpSkip) process.stderr.write(`\n*** ${phpSkip} ***\n\n`);
 
 const URN = 'urn:babel:orders:created';
