@@ -13,7 +13,7 @@ const PARAMS = ['layout', 'retryAfter', 'migrationBatchSize', 'blockTimeoutS', '
  * node of a Redis Cluster. Explicit `overrides` win over the URL.
  */
 export function redisTransportFromUrl(url: string | URL, overrides: Partial<RedisTransportOptions> & { logger?: Logger } = {}): RedisTransport {
-  const parsed = new URL(typeof url === 'string' ? url : url.href);
+  const parsed = parseUrl(url);
   const q = parsed.searchParams;
   const options: { -readonly [K in keyof RedisTransportOptions]: RedisTransportOptions[K] } = {};
   const layout = q.get('layout');
@@ -32,9 +32,21 @@ export function redisTransportFromUrl(url: string | URL, overrides: Partial<Redi
   return new RedisTransport({ ...options, ...overrides, url: parsed.href });
 }
 
-/** The `transportFromUrl` every binding exports for the core's URL registry. */
-export function transportFromUrl(url: URL): RedisTransport {
+/**
+ * The `transportFromUrl` every binding exports for the core's URL registry,
+ * which hands over the URL as written (a string).
+ */
+export function transportFromUrl(url: string | URL): RedisTransport {
   return redisTransportFromUrl(url);
+}
+
+/** Parses the URL; the error never repeats the input, which may hold a password. */
+function parseUrl(url: string | URL): URL {
+  try {
+    return new URL(typeof url === 'string' ? url : url.href);
+  } catch {
+    throw new RedisConfigError('not a Redis URL (expected redis://[user:pass@]host:port[/db] or rediss://…)');
+  }
 }
 
 function number(name: string, value: string): number {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { transportFromUrl as coreTransportFromUrl } from '@babelqueue/core';
-import { RedisConfigError, RedisTransport, redisTransportFromUrl } from '../src/index.js';
+import { RedisConfigError, RedisTransport, redisTransportFromUrl, transportFromUrl } from '../src/index.js';
 import { broker, captureLogger, envelopeBody, take, uniqueQueue, withScores } from './support/redis.js';
 
 const b = broker('redis');
@@ -32,6 +32,23 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
     assert.ok(t instanceof RedisTransport);
     assert.equal(t.rules.name, 'redis-legacy');
     await t.close();
+  });
+
+  it('transportFromUrl takes the URL as a string (what the registry passes) or as a URL', async () => {
+    const fromString = transportFromUrl(`${b.url!}?layout=zset`);
+    const fromUrl = transportFromUrl(new URL(`${b.url!}?layout=zset`));
+    for (const t of [fromString, fromUrl]) {
+      assert.ok(t instanceof RedisTransport);
+      assert.equal(t.layout, 'zset');
+    }
+    await Promise.all([fromString.close(), fromUrl.close()]);
+  });
+
+  it('a URL that does not parse is a RedisConfigError that does not repeat its credentials', () => {
+    for (const bad of ['redis://user:s3cret-pw@127.0.0.1:notaport', 'redis://user:s3cret-pw@[::1']) {
+      assert.throws(() => transportFromUrl(bad), (e: unknown) =>
+        e instanceof RedisConfigError && /not a Redis URL/.test(e.message) && !e.message.includes('s3cret') && !String(e).includes('s3cret'));
+    }
   });
 
   it('close() leaves a client passed as redis open, and is idempotent', async () => {
