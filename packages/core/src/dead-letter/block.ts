@@ -29,7 +29,7 @@ export function deadLetterBlock(input: DeadLetterBlockInput): DeadLetterBlock {
   const failedAt = input.failedAt ?? Date.now();
   if (!DEAD_LETTER_REASONS.includes(reason)) throw new TypeError(`unknown dead-letter reason ${JSON.stringify(reason)}`);
   if (typeof originalQueue !== 'string') throw new TypeError('originalQueue must be a string');
-  if (!Number.isSafeInteger(attempts) || attempts < 0) throw new RangeError(`attempts must be a non-negative integer, got ${attempts}`);
+  if (!Number.isInteger(attempts) || attempts < 0) throw new RangeError(`attempts must be a non-negative integer, got ${attempts}`);
   if (!Number.isSafeInteger(failedAt) || failedAt < 0) throw new RangeError(`failedAt must be epoch milliseconds, got ${failedAt}`);
   return {
     reason,

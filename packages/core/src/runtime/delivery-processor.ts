@@ -52,6 +52,17 @@ interface Step {
  * refuses is logged and left to the broker's redelivery (at-least-once).
  */
 export async function processDelivery(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
+  try {
+    await settleOne(delivery, ctx);
+  } catch (error) {
+    // A bug or a value no record can hold must not stop the worker or lose the message.
+    const ids = { queue: delivery.queue, bytes: delivery.body.length };
+    ctx.logger.error({ ...ids, error: describe(error) }, 'unexpected error while settling; message left for redelivery');
+    await settleQuietly(delivery, { kind: 'unsettled', why: 'unexpected error' }, ctx, ids);
+  }
+}
+
+async function settleOne(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
   const step = await run(delivery, ctx);
   const config = ctx.config(delivery.queue);
   const verdict = decide({

@@ -39,7 +39,9 @@ export async function pullLoop(
       for (const delivery of batch) {
         taken += 1;
         lastActivity = Date.now();
-        const job: Promise<void> = onDelivery(delivery).finally(() => {
+        // onDelivery owns its errors (the runtime logs and leaves the delivery for
+        // redelivery); a rejection here must not stop the loop.
+        const job: Promise<void> = onDelivery(delivery).catch(() => undefined).finally(() => {
           inFlight.delete(job);
           lastActivity = Date.now();
         });

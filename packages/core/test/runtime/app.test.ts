@@ -325,3 +325,75 @@ describe('App end to end on the in-memory transport', () => {
     });
   });
 });
+
+describe('the worker survives what it cannot settle', () => {
+  test('a settle that throws unexpectedly is logged, the delivery left for redelivery, and the loop goes on', async () => {
+    // The broker redelivers once the lease of the unsettled delivery runs out.
+    const transport = new InMemoryTransport({ visibilityTimeoutMs: 50 });
+    const { app, logger } = setup({ transport });
+    let calls = 0;
+    app.handle(URN, () => void calls++);
+    await app.publish(URN, { n: 1 });
+    await app.publish(URN, { n: 2 });
+    const consume = transport.consume.bind(transport);
+    let broken = true;
+    transport.consume = (queue, onDelivery, options) => consume(queue, async (delivery) => {
+      const settle = delivery.settle;
+      await onDelivery({
+        ...delivery,
+        reconcileAttempts: delivery.reconcileAttempts,
+        settle: async (decision) => {
+          if (broken && decision.kind === 'ack') {
+            broken = false;
+            throw new TypeError('bug in a binding');
+          }
+          return settle(decision);
+        },
+      });
+    }, options);
+    await app.consume({ idleMs: 300 });
+    assert.equal(calls, 3, 'the first message ran again after its failed settle');
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)));
+    assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
+  });
+
+  test('an unexpected error before settling (a binding bug) leaves the delivery unsettled and is logged', async () => {
+    const transport = new InMemoryTransport({ redeliveryDelayMs: 0 });
+    const { app, logger } = setup({ transport });
+    let calls = 0;
+    app.handle(URN, () => void calls++);
+    await app.publish(URN, {});
+    const consume = transport.consume.bind(transport);
+    let broken = true;
+    transport.consume = (queue, onDelivery, options) => consume(queue, (delivery) => onDelivery({
+      ...delivery,
+      settle: delivery.settle,
+      reconcileAttempts: (n) => {
+        if (broken) {
+          broken = false;
+          throw new TypeError('bug in a binding');
+        }
+        return delivery.reconcileAttempts(n);
+      },
+    }), options);
+    await app.consume({ idleMs: 100 });
+    assert.equal(calls, 1);
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)));
+    assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
+  });
+
+  test('attempts beyond 2^53 still dead-letter (the counted attempt is any integer)', async () => {
+    const { app, transport } = setup({ deadLetter: true });
+    app.handle(URN, () => {
+      throw new Error('boom');
+    });
+    await app.publish(URN, {});
+    const [body] = transport.messages('orders');
+    transport.broker.purge('orders');
+    await transport.publishRaw('orders', Buffer.from(body!.toString().replace(/"attempts":0}$/, '"attempts":12345678901234567890}')));
+    await app.consume({ idleMs: 50 });
+    const [record] = transport.messages('orders.dlq');
+    assert.ok(record, 'dead-lettered');
+    assert.equal(json(record).dead_letter.reason, 'failed');
+  });
+});
