@@ -44,3 +44,34 @@ for (const [name, urlFor, idleMs] of SUITES) {
     });
   });
 }
+
+const redis = broker('redis');
+for (const layout of ['legacy', 'zset'] as const) {
+  describe(`babelqueue dlq list|show|purge on redis (${layout} layout)`, { skip: redis.skip }, () => {
+    test('the demo\'s dead letter is listed and shown in place, then purge --yes deletes it', async () => {
+      const url = layout === 'zset' ? `${redis.url!}?layout=zset` : redis.url!;
+      const queue = uniqueQueue('cli-dlq');
+      const demo = await run(['demo', '--url', url, '--queue', queue, '--json']);
+      assert.equal(demo.code, 0, demo.err);
+      const id = jsonLines(demo.out)[0]!.published[2].id as string;
+
+      for (let i = 0; i < 2; i++) {
+        const list = await run(['dlq', 'list', '--url', url, '--queue', queue, '--json']);
+        assert.equal(list.code, 0, list.err);
+        const listed = jsonLines(list.out)[0]!;
+        assert.equal(listed.dlq, `${queue}.dlq`);
+        assert.deepEqual(listed.records.map((r: any) => [r.id, r.reason, r.attempts, r.original_queue]), [[id, 'failed', 3, queue]], 'browsing leaves it there');
+      }
+      const show = await run(['dlq', 'show', '--url', url, '--queue', queue, id, '--json']);
+      assert.equal(show.code, 0, show.err);
+      assert.equal(jsonLines(show.out)[0]!.dead_letter.error, 'Payment gateway timeout');
+
+      const purged = await run(['dlq', 'purge', '--url', url, '--queue', queue, '--yes', '--json']);
+      assert.equal(purged.code, 0, purged.err);
+      assert.deepEqual(jsonLines(purged.out)[0], { dlq: `${queue}.dlq`, purged: 1 });
+      const empty = await run(['dlq', 'list', '--url', url, '--queue', queue]);
+      assert.equal(empty.code, 0, empty.err);
+      assert.equal(empty.out, `${queue}.dlq is empty\n`);
+    });
+  });
+}

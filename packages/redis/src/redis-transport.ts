@@ -79,6 +79,26 @@ export class RedisTransport implements Transport {
   }
 
   /**
+   * Up to `max` bodies from the head of `queue`'s ready list, left in place
+   * (`babelqueue dlq list|show`). Legacy: `LRANGE <queue>`, a `__bq_frame`
+   * unwrapped to its inner envelope. Zset: `LRANGE <prefix>queues:<queue>`;
+   * delayed and reserved messages are not listed.
+   */
+  browse(queue: string, max: number): Promise<Buffer[]> {
+    return this.impl.browse(queue, max);
+  }
+
+  /**
+   * Deletes the waiting messages of `queue` in one script and resolves with
+   * how many there were (`babelqueue dlq purge`). Legacy: the ready list only;
+   * `:processing` and its deadlines stay. Zset: the ready list and `:delayed`;
+   * `:reserved` stays. Reservations belong to running consumers.
+   */
+  purge(queue: string): Promise<number> {
+    return this.impl.purge(queue);
+  }
+
+  /**
    * Reserves deliveries of `queue` (several per script call when slots are
    * free) with at most `concurrency` in flight, until the signal aborts or a
    * drain limit is reached; then waits for the in-flight ones to settle.

@@ -11,4 +11,5 @@ export const SCRIPTS = {
   legacyRetry: new LuaScript(LUA.legacyRetry),
   legacyDeadLetter: new LuaScript(LUA.legacyDeadLetter),
   legacyCleanup: new LuaScript(LUA.legacyCleanup),
+  purge: new LuaScript(LUA.purge),
 } as const;

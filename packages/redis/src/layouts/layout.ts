@@ -10,4 +10,8 @@ export interface Layout {
   publish(message: OutgoingMessage): Promise<void>;
   publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void>;
   reserver(queue: string): Reserver;
+  /** Up to `max` envelope bodies from the head of the ready list, left in place. */
+  browse(queue: string, max: number): Promise<Buffer[]>;
+  /** Deletes the waiting messages (never the reservations); resolves with how many. */
+  purge(queue: string): Promise<number>;
 }

@@ -60,6 +60,16 @@ export class LegacyLayout implements Layout {
     await slotGuard(queue, this.client.rpush(queue, frameValue(body, headers)));
   }
 
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    if (max < 1) return [];
+    const values = await slotGuard(queue, this.client.lrangeBuffer(queue, 0, max - 1));
+    return values.map((value) => unframe(value).body);
+  }
+
+  async purge(queue: string): Promise<number> {
+    return Number(await slotGuard(queue, SCRIPTS.purge.run(this.client, [legacyKeys(queue).ready], [])));
+  }
+
   reserver(queue: string): Reserver {
     return new LegacyReserver(this.client, queue, this.options, this.logger);
   }

@@ -63,6 +63,16 @@ export class ZsetLayout implements Layout {
     return this.push(queue, body);
   }
 
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    if (max < 1) return [];
+    return slotGuard(queue, this.client.lrangeBuffer(this.keys(queue).ready, 0, max - 1));
+  }
+
+  async purge(queue: string): Promise<number> {
+    const keys = this.keys(queue);
+    return Number(await slotGuard(queue, SCRIPTS.purge.run(this.client, [keys.ready, keys.delayed], [])));
+  }
+
   reserver(queue: string): Reserver {
     return new ZsetReserver(this.client, this.keys(queue), queue, this.options, this.logger, (q) => this.keys(q));
   }
