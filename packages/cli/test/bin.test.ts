@@ -67,12 +67,12 @@ describe('the babelqueue executable', () => {
   });
 
   const redis = existsSync(join(repoRoot, 'packages/redis/src/index.ts'));
-  test('an unreachable broker is exit 1, naming its host with the credentials masked', { skip: !redis && '@babelqueue/redis is not there yet' }, async () => {
+  test('an unreachable broker is exit 1, one line naming its host with the credentials masked, no stack trace', { skip: !redis && '@babelqueue/redis is not there yet' }, async () => {
     const r = await babelqueue(['publish', '--url', 'redis://user:secret@127.0.0.1:1', '--timeout-ms', '1500', 'urn:babel:t:x', '{}']);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
     assert.ok(!r.stderr.includes('secret'), r.stderr);
-    const ours = r.stderr.split('\n').filter((l) => l.startsWith('babelqueue:'));
-    assert.deepEqual(ours, ['babelqueue: publish: no answer from redis://user:***@127.0.0.1:1 within 1500 ms (is the broker running?)']);
+    assert.doesNotMatch(r.stderr, /Unhandled error event|\n\s+at /, 'no ioredis stack traces');
+    assert.equal(r.stderr, 'babelqueue: publish: no answer from redis://user:***@127.0.0.1:1 within 1500 ms (is the broker running?)\n');
   });
 });

@@ -1,4 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
+import type { Logger } from '@babelqueue/core';
 import { RedisConfigError, type RedisClient } from './options.js';
 
 /** The URL used when neither `url` nor `redis` is given. */
@@ -9,7 +10,7 @@ export const DEFAULT_URL = 'redis://127.0.0.1:6379';
  * it delays every command by a turn of the event loop, and the consume path
  * batches on its own (acks ride on the next reserve call).
  */
-export function connect(url: string, cluster: boolean): RedisClient {
+export function connect(url: string, cluster: boolean, logger: Logger): RedisClient {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -19,18 +20,47 @@ export function connect(url: string, cluster: boolean): RedisClient {
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new RedisConfigError(`a Redis URL starts with redis:// or rediss://, got "${parsed.protocol}//"`);
   }
-  if (!cluster) return new Redis(url);
+  if (!cluster) return logErrors(new Redis(url), logger);
   const tls = parsed.protocol === 'rediss:' ? {} : undefined;
-  return new Cluster([{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], {
+  return logErrors(new Cluster([{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], {
     redisOptions: {
       ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
       ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
       ...(tls ? { tls } : {}),
     },
-  });
+  }), logger);
 }
 
 /** A second connection with the same settings (blocking reads must not hold up the main one). */
-export function duplicate(client: RedisClient): RedisClient {
-  return client instanceof Cluster ? client.duplicate() : client.duplicate();
+export function duplicate(client: RedisClient, logger: Logger): RedisClient {
+  return logErrors(client instanceof Cluster ? client.duplicate() : client.duplicate(), logger);
+}
+
+/**
+ * Gives a client the transport opened an `error` listener. Without one,
+ * ioredis prints "Unhandled error event" with a stack trace on every failed
+ * reconnect. The commands themselves still fail or time out on their own; this
+ * only logs: a warning for the first error (and for each different one) until
+ * the connection is ready again, the repeats at debug level. The client's
+ * credentials are cut out of the text.
+ */
+export function logErrors<T extends RedisClient>(client: T, logger: Logger): T {
+  const secrets = credentialsOf(client);
+  let last: string | undefined;
+  client.on('ready', () => {
+    last = undefined;
+  });
+  client.on('error', (error: unknown) => {
+    let text = error instanceof Error ? error.message || error.name : String(error);
+    for (const secret of secrets) text = text.split(secret).join('***');
+    const repeat = text === last;
+    last = text;
+    (repeat ? logger.debug : logger.warn)({ error: text }, 'redis connection error; ioredis reconnects');
+  });
+  return client;
+}
+
+function credentialsOf(client: RedisClient): string[] {
+  const options = client instanceof Cluster ? client.options.redisOptions : client.options;
+  return [options?.password, options?.username].filter((s): s is string => typeof s === 'string' && s.length > 0);
 }

@@ -54,8 +54,8 @@ export class RedisTransport implements Transport {
     const resolved = resolveOptions(options);
     this.layout = resolved.layout;
     this.owned = options.redis === undefined;
-    this.client = options.redis ?? connect(options.url ?? DEFAULT_URL, options.cluster === true);
     const logger = (this.logger = options.logger ?? consoleLogger());
+    this.client = options.redis ?? connect(options.url ?? DEFAULT_URL, options.cluster === true, logger);
     this.impl = resolved.layout === 'zset'
       ? new ZsetLayout(this.client, resolved, logger)
       : new LegacyLayout(this.client, resolved, logger);

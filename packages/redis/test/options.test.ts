@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigurationError } from '@babelqueue/core';
+import { ConfigurationError, silentLogger } from '@babelqueue/core';
 import { RedisConfigError, resolveOptions } from '../src/options.js';
 import { connect } from '../src/connect.js';
 
@@ -32,7 +32,7 @@ describe('redis transport options', () => {
   }
 
   it('refuses a URL that is not redis:// or rediss://', () => {
-    assert.throws(() => connect('amqp://127.0.0.1', false), /redis:\/\/ or rediss:\/\//);
-    assert.throws(() => connect('::not a url', false), RedisConfigError);
+    assert.throws(() => connect('amqp://127.0.0.1', false, silentLogger), /redis:\/\/ or rediss:\/\//);
+    assert.throws(() => connect('::not a url', false, silentLogger), RedisConfigError);
   });
 });

@@ -130,7 +130,7 @@ class ZsetReserver extends Reserver {
   async idle(ms: number, signal: AbortSignal): Promise<void> {
     if (ms <= 0) return;
     if (this.blpop === undefined) {
-      const blocking = (this.blocking ??= duplicate(this.client));
+      const blocking = (this.blocking ??= duplicate(this.client, this.logger));
       const seconds = Math.max(0.01, Math.round(Math.min(ms, this.options.blockTimeoutS * 1000)) / 1000);
       this.blpop = slotGuard(this.queue, blocking.callBuffer('BLPOP', this.keys.notify, seconds))
         .catch((error: unknown) => {
