@@ -4,6 +4,7 @@ import { consume } from './commands/consume.js';
 import { demo } from './commands/demo.js';
 import { dlq } from './commands/dlq.js';
 import { publish } from './commands/publish.js';
+import { redis } from './commands/redis.js';
 import { EXIT, OperationalError, UsageError } from './errors.js';
 import { jsonLine } from './format.js';
 import { nodeIo, type CliIo } from './io.js';
@@ -14,6 +15,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
   publish,
   consume,
   dlq,
+  redis,
 };
 
 /**

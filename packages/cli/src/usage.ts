@@ -15,6 +15,7 @@ Commands:
   publish URN 'JSON-DATA'       publish one message; prints its meta.id
   consume                       print delivered envelopes (ack or leave them)
   dlq list|show|redrive|purge   inspect and repair a dead-letter queue
+  redis legacy-cleanup          return stuck +inf reservations of a Redis legacy queue
 
 ${GLOBAL}
 
@@ -72,6 +73,17 @@ Works on the dead-letter queue <queue>.dlq (or --dlq NAME).
 
   --queue Q         the work queue whose DLQ to use (default "default")
   --dlq NAME        the dead-letter queue itself
+
+${GLOBAL}`,
+
+  redis: `Usage: babelqueue redis legacy-cleanup --queue Q --consumers-stopped [--url redis://...]
+
+Redis legacy layout: returns the +inf reservations of Q (left by consumers that
+ran with retryAfter null and stopped without settling) to the ready list, in one
+atomic script, and prints how many were handled. Run it only while every
+consumer of Q is stopped: a running consumer's messages would be delivered twice.
+  --queue Q             the queue (required)
+  --consumers-stopped   confirms every consumer of Q is stopped (required)
 
 ${GLOBAL}`,
 } as const;
