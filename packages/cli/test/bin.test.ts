@@ -17,7 +17,9 @@ interface Spawned {
 /** Runs the real `babelqueue` entry point from source, as `npx babelqueue` would run the build. */
 function babelqueue(args: string[], env: Record<string, string> = {}): Promise<Spawned> {
   return new Promise((done) => {
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
+    // As a user runs it: the CLI's own log default, whatever this test run's level is.
+    const { BABELQUEUE_LOG_LEVEL: _level, ...inherited } = process.env;
+    const childEnv: NodeJS.ProcessEnv = { ...inherited, ...env };
     delete childEnv.BABELQUEUE_URL;
     execFile(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], { cwd: repoRoot, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
