@@ -104,11 +104,15 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
  * (`scripts/brokers`, node babelqueue@localhost with its cookie under
  * .brokers/rabbitmq), else a node started by hand with Debian's defaults.
  */
-function ctlTargets(): { args: string[]; env: NodeJS.ProcessEnv }[] {
+function ctlTargets(): { cmd: string; args: string[]; env: NodeJS.ProcessEnv }[] {
   const lab = join(process.env.BABELQUEUE_BROKERS_DIR ?? join(repoRoot, '.brokers'), 'rabbitmq');
-  const targets: { args: string[]; env: NodeJS.ProcessEnv }[] = [];
+  const targets: { cmd: string; args: string[]; env: NodeJS.ProcessEnv }[] = [];
   if (existsSync(join(lab, '.erlang.cookie'))) {
+    // Debian's /usr/sbin/rabbitmqctl switches to the rabbitmq user (and its
+    // cookie); the lab's node runs as this user, so call the tool directly.
+    const direct = '/usr/lib/rabbitmq/bin/rabbitmqctl';
     targets.push({
+      cmd: existsSync(direct) ? direct : 'rabbitmqctl',
       args: ['-n', 'babelqueue@localhost'],
       env: {
         ...process.env,
@@ -119,7 +123,7 @@ function ctlTargets(): { args: string[]; env: NodeJS.ProcessEnv }[] {
       },
     });
   }
-  targets.push({ args: [], env: process.env });
+  targets.push({ cmd: 'rabbitmqctl', args: [], env: process.env });
   return targets;
 }
 
@@ -130,10 +134,10 @@ function ctlTargets(): { args: string[]; env: NodeJS.ProcessEnv }[] {
  * reach the broker from here.
  */
 export async function closeConnectionsNamed(name: string): Promise<number | false> {
-  for (const { args, env } of ctlTargets()) {
+  for (const { cmd, args, env } of ctlTargets()) {
     let listing: string;
     try {
-      ({ stdout: listing } = await run('rabbitmqctl', [...args, '-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties'], { timeout: 30_000, env }));
+      ({ stdout: listing } = await run(cmd, [...args, '-q', 'list_connections', '--no-table-headers', 'pid', 'client_properties'], { timeout: 30_000, env }));
     } catch {
       continue;
     }
@@ -144,7 +148,7 @@ export async function closeConnectionsNamed(name: string): Promise<number | fals
       .filter((pid): pid is string => pid !== undefined && pid.startsWith('<'));
     if (pids.length === 0) continue;
     for (const pid of pids) {
-      await run('rabbitmqctl', [...args, '-q', 'close_connection', pid, 'babelqueue test: connection cut'], { timeout: 30_000, env });
+      await run(cmd, [...args, '-q', 'close_connection', pid, 'babelqueue test: connection cut'], { timeout: 30_000, env });
     }
     return pids.length;
   }
