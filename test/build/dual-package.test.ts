@@ -1,0 +1,37 @@
+/**
+ * The published shape: every package loads with `require` (CJS) and `import`
+ * (ESM) from its built dist/, with types beside. Runs on the build that
+ * `npm ci` (prepare) or `npm run build` made; under CI a missing build fails.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+const root = join(import.meta.dirname, '../..');
+const packages: [string, string, string][] = [
+  ['@babelqueue/core', 'core', 'createApp'],
+  ['@babelqueue/payload-schema', 'payload-schema', 'PayloadSchemas'],
+  ['@babelqueue/redis', 'redis', 'RedisTransport'],
+  ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
+  ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
+];
+const built = packages.every(([, dir]) => existsSync(join(root, 'packages', dir, 'dist/cjs/index.js')));
+if (!built && process.env.CI === 'true') throw new Error('packages are not built: npm ci (prepare) or npm run build');
+const skip = built ? false : 'SKIPPED (not built): run npm run build';
+if (skip) process.stderr.write(`\n*** ${skip} ***\n\n`);
+
+describe('dual ESM + CJS packages with types', { skip }, () => {
+  for (const [name, dir, symbol] of packages) {
+    test(name, () => {
+      // A plain node without the "source" condition resolves the built files.
+      const cjs = execFileSync(process.execPath, ['-e', `process.stdout.write(typeof require(${JSON.stringify(name)}).${symbol})`], { cwd: root, encoding: 'utf8' });
+      const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from ${JSON.stringify(name)}; process.stdout.write(typeof m.${symbol})`], { cwd: root, encoding: 'utf8' });
+      assert.equal(cjs, 'function');
+      assert.equal(esm, 'function');
+      assert.ok(existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts')));
+      assert.ok(existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts')));
+    });
+  }
+});
