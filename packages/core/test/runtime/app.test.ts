@@ -7,7 +7,7 @@ import {
   InMemoryTransport,
   type Message,
 } from '@babelqueue/core';
-import { captureLogger } from '../support/capture-logger.js';
+import { captureLogger } from '../../../../test/support/capture-logger.js';
 
 const URN = 'urn:babel:orders:created';
 const SECRET = 'card-4242-4242'; // appears only in bodies; must never reach a log line

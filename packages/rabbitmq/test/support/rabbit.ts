@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { EnvelopeCodec, type EnvelopeProjection, type JsonObject, type Logger } from '@babelqueue/core';
+import { EnvelopeCodec, type EnvelopeProjection, type JsonObject } from '@babelqueue/core';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
 export { uniqueQueue };
@@ -80,21 +80,7 @@ export function envelope(urn: string, data: JsonObject, queue: string) {
   return { env, body, projection };
 }
 
-/** A Logger that keeps every line, so tests can assert on what was (not) logged. */
-export function captureLogger(): Logger & { lines: { level: string; message: string; fields: Record<string, unknown> }[]; text(): string } {
-  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at = (level: string) => (fields: Record<string, unknown>, message: string) => {
-    lines.push({ level, message, fields });
-  };
-  return {
-    lines,
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    text: () => lines.map((l) => `${l.level} ${l.message} ${JSON.stringify(l.fields)}`).join('\n'),
-  };
-}
+export { captureLogger } from '../../../../test/support/capture-logger.js';
 
 const run = promisify(execFile);
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');

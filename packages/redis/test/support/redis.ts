@@ -1,24 +1,11 @@
 import { Redis } from 'ioredis';
-import { EnvelopeCodec, type Delivery, type Logger } from '@babelqueue/core';
+import { EnvelopeCodec, type Delivery } from '@babelqueue/core';
+import { captureLogger } from '../../../../test/support/capture-logger.js';
 import { RedisTransport, type RedisTransportOptions } from '../../src/index.js';
 
 export { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
-/** One log call as the transport made it. */
-export interface LogLine {
-  readonly level: keyof Logger;
-  readonly fields: Record<string, unknown>;
-  readonly message: string;
-}
-
-/** A logger that records every line (and never prints). */
-export function captureLogger(): Logger & { lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const at = (level: keyof Logger) => (fields: Record<string, unknown>, message: string) => {
-    lines.push({ level, fields, message });
-  };
-  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
+export { captureLogger, type LogLine } from '../../../../test/support/capture-logger.js';
 
 /** A canonical envelope body for `urn`, with `attempts` set. */
 export function envelopeBody(urn: string, data: Record<string, unknown> = {}, attempts = 0, queue = 'default'): Buffer {

@@ -1,12 +1,13 @@
 import type { Logger } from '@babelqueue/core';
 
+/** One log call as it was made. */
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
   message: string;
   fields: Record<string, unknown>;
 }
 
-/** A Logger that records every line, for assertions on what was (not) logged. */
+/** A Logger that records every line (and never prints), for assertions on what was (not) logged. Shared by every package's tests. */
 export function captureLogger(): Logger & { lines: LogLine[]; text(): string } {
   const lines: LogLine[] = [];
   const at = (level: LogLine['level']) => (fields: Record<string, unknown>, message: string) => {
