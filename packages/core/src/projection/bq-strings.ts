@@ -1,6 +1,17 @@
 import { hasInt, hasText, usableRiders, type Riders } from './source.js';
 import type { EnvelopeProjection } from '../transport/transport.js';
 
+/** The `bq-` keys a rider can never override on Pulsar (Kafka adds `bq-original-topic`). */
+export const BQ_CONTRACT_KEYS = {
+  'bq-job': 1,
+  'bq-trace-id': 1,
+  'bq-message-id': 1,
+  'bq-schema-version': 1,
+  'bq-source-lang': 1,
+  'bq-attempts': 1,
+  'bq-delay': 1,
+} as const;
+
 /**
  * The string-valued `bq-` contract shared by the Pulsar properties and the
  * Kafka headers: `bq-job`, `bq-trace-id`, `bq-message-id`,

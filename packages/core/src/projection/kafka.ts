@@ -1,4 +1,4 @@
-import { bqStrings } from './bq-strings.js';
+import { BQ_CONTRACT_KEYS, bqStrings } from './bq-strings.js';
 import { hasInt, toProjection, type ProjectionSource, type Riders } from './source.js';
 
 /** Kafka record metadata projected from an envelope; the value is set by the caller. */
@@ -24,13 +24,4 @@ export function projectKafka(source: ProjectionSource, riders?: Riders): KafkaPr
   return out;
 }
 
-const CONTRACT_HEADERS = {
-  'bq-job': 1,
-  'bq-trace-id': 1,
-  'bq-message-id': 1,
-  'bq-schema-version': 1,
-  'bq-source-lang': 1,
-  'bq-attempts': 1,
-  'bq-delay': 1,
-  'bq-original-topic': 1,
-};
+const CONTRACT_HEADERS = { ...BQ_CONTRACT_KEYS, 'bq-original-topic': 1 };

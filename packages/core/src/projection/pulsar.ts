@@ -1,4 +1,4 @@
-import { bqStrings } from './bq-strings.js';
+import { BQ_CONTRACT_KEYS, bqStrings } from './bq-strings.js';
 import { toProjection, type ProjectionSource, type Riders } from './source.js';
 
 /**
@@ -8,15 +8,5 @@ import { toProjection, type ProjectionSource, type Riders } from './source.js';
  * Never set `eventTime`: the publish time is broker-set.
  */
 export function projectPulsar(source: ProjectionSource, riders?: Riders): Record<string, string> {
-  return bqStrings(toProjection(source), riders, CONTRACT_PROPERTIES);
+  return bqStrings(toProjection(source), riders, BQ_CONTRACT_KEYS);
 }
-
-const CONTRACT_PROPERTIES = {
-  'bq-job': 1,
-  'bq-trace-id': 1,
-  'bq-message-id': 1,
-  'bq-schema-version': 1,
-  'bq-source-lang': 1,
-  'bq-attempts': 1,
-  'bq-delay': 1,
-};

@@ -1,7 +1,6 @@
 import {
   DeadLetterWriteError,
   withAttempts,
-  type BindingRules,
   type Decision,
   type Delivery,
   type Logger,
@@ -17,15 +16,11 @@ import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
 import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
 import type { Layout } from './layout.js';
+import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 import { sleep } from '../consume/wait.js';
 
-const RULES: BindingRules = {
-  name: 'redis-legacy',
-  poisonWithoutDeadLetter: 'dead-letter-default',
-  deleteStrategyDropsPoison: false,
-  versionGateWithoutDeadLetter: 'drop',
-};
+const RULES = redisRules('redis-legacy');
 
 /** No delayed set: no delayed publish, and a retry goes straight back (its delay is ignored). */
 const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetry: false, retry: true };

@@ -1,7 +1,6 @@
 import {
   DeadLetterWriteError,
   withAttempts,
-  type BindingRules,
   type Decision,
   type Delivery,
   type Logger,
@@ -17,14 +16,10 @@ import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.j
 import { sleep, untilAborted } from '../consume/wait.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
+import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 
-const RULES: BindingRules = {
-  name: 'redis-zset',
-  poisonWithoutDeadLetter: 'dead-letter-default',
-  deleteStrategyDropsPoison: false,
-  versionGateWithoutDeadLetter: 'drop',
-};
+const RULES = redisRules('redis-zset');
 
 const CAPABILITIES: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true };
 
