@@ -196,6 +196,18 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.deepEqual(plain.broker.ready('q')[0]?.headers, {});
   });
 
+  test('bypass on a transport that carries no headers (Redis zset) is refused before anything moves, never reported as a replay', async () => {
+    const transport = await dlqWith([record('a', { originalQueue: 'q' })]);
+    Object.assign(transport, { capabilities: { ...transport.capabilities, headers: false } });
+    await assert.rejects(redrive(transport, { from: DLQ, bypass: true, ...FAST }), (e: Error) =>
+      e instanceof CapabilityError && /carries no native headers, so the replay-bypass header/.test(e.message));
+    assert.equal(transport.messages(DLQ).length, 1);
+    assert.equal(transport.messages('q').length, 0);
+    // Without bypass the same transport redrives as usual.
+    const result = await redrive(transport, { from: DLQ, ...FAST });
+    assert.deepEqual(result.items.map((i) => [i.redriven, i.bypassed]), [[true, false]]);
+  });
+
   test('a dead-lettered message redriven through the App starts again at attempt 1 and succeeds', async () => {
     const transport = new InMemoryTransport();
     const app = createApp({ transport, queue: 'orders', deadLetter: true, maxAttempts: 3, logger: silentLogger });
@@ -227,6 +239,8 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     const noRaw: Transport = {
       rules: transport.rules,
       capabilities: transport.capabilities,
+      target: transport.target,
+      connect: async () => undefined,
       publish: (message) => transport.publish(message),
       consume: (queue, onDelivery, options) => transport.consume(queue, onDelivery, options),
       close: async () => undefined,
