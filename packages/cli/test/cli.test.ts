@@ -322,7 +322,7 @@ describe('babelqueue usage and errors', () => {
   });
 
   test('the demo refuses a transport that cannot retry (Kafka without retry tiers)', async () => {
-    registerTransport('noretry', () => ({ ...stub({}), capabilities: { delayedPublish: false, delayedRetry: false, retry: false } }));
+    registerTransport('noretry', () => ({ ...stub({}), capabilities: { delayedPublish: false, delayedRetry: false, retry: false, headers: true } }));
     const r = await run(['demo', '--url', 'noretry://h']);
     assert.equal(r.code, 1);
     assert.match(r.err, /cannot retry a failed message.*retryTiersMs=default/);
@@ -371,6 +371,8 @@ function stub(parts: Partial<Transport>): Transport {
   return {
     rules: { ...memory.rules, name: 'plain' },
     capabilities: memory.capabilities,
+    target: 'plain://h',
+    connect: async () => undefined,
     publish: async () => undefined,
     consume: async () => undefined,
     close: async () => undefined,

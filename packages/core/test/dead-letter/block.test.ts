@@ -80,10 +80,18 @@ describe('describeError', () => {
     ['a subclass with its own name', new Named('no'), { error: 'no', exception: 'PaymentDeclined' }],
     ['a thrown string', 'oops', { error: 'oops', exception: null }],
     ['a thrown number', 42, { error: '42', exception: null }],
-    ['undefined', undefined, { error: null, exception: null }],
-    ['null', null, { error: null, exception: null }],
+    ['undefined (nothing thrown)', undefined, { error: null, exception: null }],
+    ['null', null, { error: 'null', exception: null }],
+    ['a plain object, as JSON text', { code: 'E42', detail: { retry: false } }, { error: '{"code":"E42","detail":{"retry":false}}', exception: null }],
+    ['an object with a cycle and a BigInt', cyclic(), { error: '{"n":"12345678901234567890","self":"[Circular]"}', exception: null }],
   ];
   for (const [what, thrown, expected] of rows) {
     test(what, () => assert.deepEqual(describeError(thrown), expected));
   }
 });
+
+function cyclic(): object {
+  const value: Record<string, unknown> = { n: 12345678901234567890n };
+  value.self = value;
+  return value;
+}

@@ -112,7 +112,16 @@ describe('App end to end on the in-memory transport', () => {
     assert.equal(drops.length, 1);
     assert.match(drops[0]!, /attempt 2 of 2/);
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
-    assert.ok(logger.lines.some((l) => l.message === 'dropped'));
+    // A lost message is impossible to miss: ERROR, with what identifies it and why.
+    const drop = logger.lines.find((l) => l.message.startsWith('dropped'));
+    assert.equal(drop?.level, 'error');
+    assert.equal(drop?.fields.urn, URN);
+    assert.equal(drop?.fields.reason, 'failed');
+    assert.equal(drop?.fields.attempt, 2);
+    assert.equal(typeof drop?.fields.messageId, 'string');
+    assert.equal(typeof drop?.fields.traceId, 'string');
+    assert.match(String(drop?.fields.error), /^Error: nope$/);
+    assert.match(String(drop?.fields.stack), /\n\s+at /);
   });
 
   describe('unknown-URN strategies', () => {
