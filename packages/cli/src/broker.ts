@@ -1,6 +1,7 @@
 import { maskUrl, transportFromUrl, type Transport } from '@babelqueue/core';
 import { OperationalError, UsageError } from './errors.js';
 import type { GlobalSettings } from './args.js';
+import { refuseProcessLocal } from './process-local.js';
 import type { Command } from './usage.js';
 
 /** A connected transport plus what the CLI needs to report on it without leaking credentials. */
@@ -15,7 +16,8 @@ export interface Broker {
 }
 
 /**
- * Opens the transport for `--url`, runs `work` with it and closes it. Any
+ * Opens the transport for `--url` (refusing `memory://` where no other process
+ * could see it), runs `work` with it and closes it. Any
  * failure inside `work` that is not already a CLI error becomes an
  * {@link OperationalError} naming the masked URL.
  */
@@ -26,6 +28,7 @@ export async function withBroker<T>(command: Command, settings: GlobalSettings, 
   } catch {
     throw new UsageError(`--url is not a URL: "${maskUrl(url) === '<unparseable URL>' ? redactUserInfo(url) : maskUrl(url)}"`, command);
   }
+  refuseProcessLocal(command, settings);
   const where = maskUrl(url);
   const secrets = secretsOf(url);
   const describe = (error: unknown) => redact(messageOf(error), secrets);

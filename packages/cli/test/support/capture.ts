@@ -17,6 +17,8 @@ export interface RunOptions {
   /** The answer to every confirmation question. */
   answer?: boolean;
   signal?: AbortSignal;
+  /** Whether this process's memory:// brokers are shared with the caller (default true: the tests open them too). */
+  sharesMemoryBrokers?: boolean;
 }
 
 /** Runs the CLI in this process with captured streams. */
@@ -34,6 +36,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
       return options.answer ?? false;
     },
     ...(options.signal ? { signal: options.signal } : {}),
+    sharesMemoryBrokers: options.sharesMemoryBrokers ?? true,
   };
   const code = await main(argv, io);
   return { code, out, err, asked };
