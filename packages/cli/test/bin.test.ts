@@ -83,10 +83,11 @@ describe('the babelqueue executable', () => {
     });
   });
 
-  test('an unknown scheme is exit 1 naming the package to install', async () => {
-    const r = await babelqueue(['dlq', 'list', '--url', 'pulsar://user:pw-secret@127.0.0.1:6650']);
+  test('a binding not shipped yet is exit 1 saying so, never naming an npm package', async () => {
+    const r = await babelqueue(['dlq', 'list', '--url', 'sb://user:pw-secret@ns.servicebus.windows.net']);
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'babelqueue: "pulsar://" needs the @babelqueue/pulsar package: npm install @babelqueue/pulsar\n');
+    assert.match(r.stderr, /^babelqueue: the Azure Service Bus binding \("sb:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
+    assert.ok(!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret'));
   });
 
   const redis = existsSync(join(repoRoot, 'packages/redis/src/index.ts'));

@@ -334,10 +334,11 @@ describe('babelqueue usage and errors', () => {
     assert.match(version.out, /^\d+\.\d+\.\d+\n$/);
   });
 
-  test('an unknown scheme is exit 1 naming the package to install, credentials never printed', async () => {
-    const r = await run(['publish', '--url', 'sqs://AKIA:topsecret@127.0.0.1:9324/q', URN, '{}']);
+  test('a binding not shipped yet, and an unknown scheme, are exit 1 saying so, credentials never printed', async () => {
+    const r = await run(['publish', '--url', 'sb://key:topsecret@ns.servicebus.windows.net/q', URN, '{}']);
     assert.equal(r.code, 1);
-    assert.match(r.err, /npm install @babelqueue\/sqs/);
+    assert.match(r.err, /the Azure Service Bus binding \("sb:\/\/"\) is not available yet/);
+    assert.ok(!r.err.includes('npm install'), 'never an npm name: the public one may be another package');
     assert.ok(!r.err.includes('topsecret'));
     const unknown = await run(['dlq', 'list', '--url', 'gopher://u:topsecret@host']);
     assert.equal(unknown.code, 1);
