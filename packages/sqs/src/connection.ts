@@ -23,7 +23,8 @@ export class Connection {
       ...(resolved.endpoint !== undefined ? { endpoint: resolved.endpoint } : {}),
       ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
     });
-    const endpoint = resolved.endpoint === undefined ? '' : `?endpoint=${maskUrl(resolved.endpoint)}`;
+    // An endpoint rarely carries user info; mask it when it does.
+    const endpoint = resolved.endpoint === undefined ? '' : `?endpoint=${resolved.endpoint.includes('@') ? maskUrl(resolved.endpoint) : resolved.endpoint}`;
     this.target = `sqs://${resolved.region ?? '(default region)'}${endpoint}`;
   }
 

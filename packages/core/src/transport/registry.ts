@@ -16,6 +16,7 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'amqp:': '@babelqueue/rabbitmq',
   'amqps:': '@babelqueue/rabbitmq',
   'kafka:': '@babelqueue/kafka',
+  'sqs:': '@babelqueue/sqs',
 };
 
 /**
@@ -24,7 +25,6 @@ const PACKAGES: Readonly<Record<string, string>> = {
  * public registry may belong to a different, incompatible package.
  */
 const NOT_YET: Readonly<Record<string, string>> = {
-  'sqs:': 'Amazon SQS',
   'pulsar:': 'Apache Pulsar',
   'pulsar+ssl:': 'Apache Pulsar',
   'artemis:': 'ActiveMQ Artemis',
