@@ -76,8 +76,8 @@ export class SqsTransport implements Transport {
     await this.connection.verify(options);
   }
 
-  /** The visibility timeout each receive asks for: the reservation the heartbeat renews. */
-  reservationMs(): number {
+  /** The visibility timeout each receive asks for (the same for every queue): the reservation the heartbeat renews. */
+  reservationMs(_queue?: string): number {
     return this.options.visibilityTimeoutSeconds * 1000;
   }
 

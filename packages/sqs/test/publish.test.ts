@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, EnvelopeCodec, envelopeProjection, type OutgoingMessage } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, envelopeProjection, type Envelope, type OutgoingMessage } from '@babelqueue/core';
 import { DelayNotSupportedError, InvalidBodyError, MessageTooLargeError, QueueNotFoundError, TransportClosedError } from '@babelqueue/sqs';
 import { suites } from '../../core/test/conformance/suite.js';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -23,7 +23,7 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       const { name: queue, url } = await raw.fresh('projection');
       const { transport: t } = transport();
       try {
-        await t.publish({ body, queue, projection: envelopeProjection(EnvelopeCodec.decode(body.toString('utf8'))) });
+        await t.publish({ body, queue, projection: envelopeProjection(EnvelopeCodec.decode(body.toString('utf8')) as Envelope) });
       } finally {
         await t.close();
       }
