@@ -19,6 +19,16 @@ export interface InteropTarget {
   transport(url: string, queue: string): Transport;
   /** Removes what a test left on the broker (queues, keys). */
   cleanup?(url: string, queues: string[]): Promise<void>;
+  /** Creates a test's queues first, on brokers where neither SDK creates them (SQS). */
+  createQueues?(url: string, queues: string[]): Promise<void>;
+  /** The dead-letter queue both SDKs use for `queue`. Default `<queue>.dlq`. */
+  dlqName?(queue: string): string;
+  /**
+   * A retry releases the message and the broker counts the delivery (SQS): the
+   * body's `attempts` stays as it was produced, and the counted attempt comes
+   * from the native count. Default: a retry writes attempts + 1 into the body.
+   */
+  readonly retryKeepsBody?: boolean;
   /**
    * Extra `peer.py consume` arguments for consuming `queue`. On Kafka they name the
    * consumer group, one per queue shared by both sides, so that whichever side
@@ -66,9 +76,11 @@ export function describeInterop(target: InteropTarget): void {
       await target.cleanup?.(url, queues);
     });
 
-    const queue = (): string => {
+    const dlqOf = (q: string) => target.dlqName?.(q) ?? `${q}.dlq`;
+    const queue = async (): Promise<string> => {
       const q = uniqueQueue(`interop-${target.name}`);
-      queues.push(q, `${q}.dlq`);
+      queues.push(q, dlqOf(q));
+      await target.createQueues?.(url, [q, dlqOf(q)]);
       return q;
     };
 
@@ -112,7 +124,7 @@ export function describeInterop(target: InteropTarget): void {
     const tsConsume = (app: App) => app.consume({ maxMessages: 1, idleMs: waitMs });
 
     it('Python -> TypeScript: same bytes, URN, data, trace_id, meta and attempts', async () => {
-      const q = queue();
+      const q = await queue();
       const traceId = '4bf92f35-77b3-4da6-a3ce-929d0e0e4736';
       const sent = await pyPublish(q, traceId);
       const ts = tsApp(q);
@@ -136,7 +148,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('TypeScript -> Python: same bytes, URN, data, trace_id, meta and attempts', async () => {
-      const q = queue();
+      const q = await queue();
       const ts = tsApp(q);
       const traceId = '0af76519-16cd-43dd-8448-eb211c80319c';
       const id = await ts.app.publish(URN, DATA, { traceId });
@@ -159,7 +171,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('a retry crosses languages: Python fails once, TypeScript gets attempts 1', async () => {
-      const q = queue();
+      const q = await queue();
       const sent = await pyPublish(q, 'trace-retry-py');
       const failed = await pyConsume(q, '--fail', '1', '--max-attempts', '3');
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
@@ -168,7 +180,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'the retried message reached TypeScript');
-      assert.equal(m.envelope.attempts, 1);
+      assert.equal(m.envelope.attempts, target.retryKeepsBody ? 0 : 1);
       assert.equal(m.attempts, 2);
       assert.equal(m.id, sent.id);
       assert.equal(m.traceId, 'trace-retry-py');
@@ -176,7 +188,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('a retry crosses languages: TypeScript fails once, Python gets attempts 1', async () => {
-      const q = queue();
+      const q = await queue();
       const ts = tsApp(q, { fail: 1 });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-retry-ts' });
       assert.equal(await tsConsume(ts.app), 1);
@@ -193,12 +205,12 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('dead-lettered by TypeScript, read by the Python SDK', async () => {
-      const q = queue();
+      const q = await queue();
       const ts = tsApp(q, { fail: 1, maxAttempts: 1, deadLetter: true });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-dlq-ts' });
       assert.equal(await tsConsume(ts.app), 1);
 
-      const got = await pyConsume(`${q}.dlq`);
+      const got = await pyConsume(dlqOf(q));
       assert.equal(got.processed, 1, 'the Python SDK consumed the DLQ record as an envelope');
       const env = got.handled[0].envelope;
       assert.equal(env.job, URN);
@@ -219,12 +231,12 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('dead-lettered by the Python SDK, read by TypeScript', async () => {
-      const q = queue();
+      const q = await queue();
       const sent = await pyPublish(q, 'trace-dlq-py');
       const failed = await pyConsume(q, '--fail', '1', '--max-attempts', '1', '--dead-letter');
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
 
-      const ts = tsApp(`${q}.dlq`);
+      const ts = tsApp(dlqOf(q));
       assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'TypeScript consumed the DLQ record as an envelope');
