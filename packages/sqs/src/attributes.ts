@@ -45,8 +45,8 @@ export function copyAttributes(attributes: Attributes | undefined, without: read
  * A message's size as SQS counts it against the queue's maximum: the body's
  * bytes plus each attribute's name, data type and value.
  */
-export function messageBytes(body: string, attributes: Attributes): number {
-  let bytes = Buffer.byteLength(body, 'utf8');
+export function messageBytes(bodyBytes: number, attributes: Attributes): number {
+  let bytes = bodyBytes;
   for (const [name, value] of Object.entries(attributes)) {
     bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
     if (value.StringValue !== undefined) bytes += Buffer.byteLength(value.StringValue, 'utf8');

@@ -29,10 +29,6 @@ const BATCH_BYTES = DEFAULT_MAX_MESSAGE_BYTES;
 /** Batch calls of one `sendMany` in flight at once. */
 const BATCH_WINDOW = 8;
 
-/** The characters SQS accepts in a body (anything else is refused as InvalidMessageContents). */
-// eslint-disable-next-line no-control-regex -- SQS's allowed set names tab, LF and CR
-const NOT_SQS_TEXT = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
-
 /**
  * Sends messages to SQS: every check SQS would fail on (text, delay, size) is
  * made first, so a refusal names the reason and nothing is sent; FIFO
@@ -48,9 +44,9 @@ export class Sender {
   /** Sends one message; resolves once SQS has it. */
   async send(queue: string, outgoing: Outgoing): Promise<void> {
     const info = await this.queues.get(queue);
-    const entry = this.entry(info, outgoing);
+    const { fields } = this.entry(info, outgoing);
     try {
-      await this.client.send(new SendMessageCommand({ QueueUrl: info.url, ...entry }));
+      await this.client.send(new SendMessageCommand({ QueueUrl: info.url, ...fields }));
     } catch (error) {
       if (isQueueMissing(error)) this.queues.forget(queue);
       throw error;
@@ -76,13 +72,15 @@ export class Sender {
     let bytes = 0;
     outgoing.forEach((message, index) => {
       let entry: SendMessageBatchRequestEntry;
+      let size: number;
       try {
-        entry = { Id: String(index), ...this.entry(info, message) };
+        const prepared = this.entry(info, message);
+        entry = { Id: String(index), ...prepared.fields };
+        size = prepared.bytes;
       } catch (error) {
         outcomes[index] = { ok: false, error: asError(error) };
         return;
       }
-      const size = messageBytes(entry.MessageBody!, entry.MessageAttributes ?? {});
       if (current.length === BATCH_ENTRIES || (current.length > 0 && bytes + size > BATCH_BYTES)) {
         batches.push(current);
         current = [];
@@ -127,14 +125,14 @@ export class Sender {
     }
   }
 
-  /** The SendMessage fields of one message, or a clear error for what SQS would refuse. */
-  private entry(info: QueueInfo, outgoing: Outgoing): Omit<SendMessageBatchRequestEntry, 'Id'> {
+  /** The SendMessage fields of one message and its size, or a clear error for what SQS would refuse. */
+  private entry(info: QueueInfo, outgoing: Outgoing): { fields: Omit<SendMessageBatchRequestEntry, 'Id'>; bytes: number } {
     const body = sqsText(outgoing.body);
     const attributes = outgoing.attributes;
-    const bytes = messageBytes(body, attributes);
+    const bytes = messageBytes(outgoing.body.length, attributes);
     if (bytes > info.maxMessageBytes) throw new MessageTooLargeError(info.name, bytes, info.maxMessageBytes);
     const delaySeconds = this.delaySeconds(info, outgoing.delayMs ?? 0);
-    return {
+    const fields = {
       MessageBody: body,
       ...(Object.keys(attributes).length > 0 ? { MessageAttributes: attributes } : {}),
       ...(delaySeconds > 0 ? { DelaySeconds: delaySeconds } : {}),
@@ -145,6 +143,7 @@ export class Sender {
           }
         : {}),
     };
+    return { fields, bytes };
   }
 
   private delaySeconds(info: QueueInfo, delayMs: number): number {
@@ -163,15 +162,25 @@ export class Sender {
   }
 }
 
-/** The body as the text SQS carries, refused (never rewritten) when it is not valid UTF-8 or holds a character SQS rejects. */
+/**
+ * The body as the text SQS carries, refused (never rewritten) when it is
+ * empty, not valid UTF-8, or holds a character SQS rejects: a control
+ * character other than tab, LF and CR, or U+FFFE / U+FFFF (SQS takes #x9, #xA,
+ * #xD, #x20–#xD7FF, #xE000–#xFFFD and #x10000–#x10FFFF; valid UTF-8 holds no
+ * surrogates). Checked on the bytes: cheaper than a Unicode regular expression.
+ */
 export function sqsText(body: Buffer): string {
   if (body.length === 0) throw new InvalidBodyError('the body is empty; SQS carries no empty message; nothing was sent');
   const text = decodeUtf8Strict(body);
   if (text === null) throw new InvalidBodyError('the body is not valid UTF-8; SQS carries text, and replacing bytes would corrupt it; nothing was sent');
-  const bad = NOT_SQS_TEXT.exec(text);
-  if (bad !== null) {
-    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-    throw new InvalidBodyError(`the body holds U+${code} at character ${bad.index}, which SQS does not carry; nothing was sent`);
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i]!;
+    const control = byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d;
+    const nonCharacter = byte === 0xef && body[i + 1] === 0xbf && (body[i + 2] === 0xbe || body[i + 2] === 0xbf);
+    if (control || nonCharacter) {
+      const code = control ? byte : 0xfffe + (body[i + 2]! - 0xbe);
+      throw new InvalidBodyError(`the body holds U+${code.toString(16).toUpperCase().padStart(4, '0')} at byte ${i}, which SQS does not carry; nothing was sent`);
+    }
   }
   return text;
 }

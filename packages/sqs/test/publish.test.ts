@@ -200,11 +200,13 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       try {
         await assert.rejects(t.publishRaw(queue, Buffer.from([0x7b, 0xff, 0x7d])), (e: Error) => e instanceof InvalidBodyError && /not valid UTF-8/.test(e.message));
         await assert.rejects(t.publishRaw(queue, Buffer.alloc(0)), (e: Error) => e instanceof InvalidBodyError && /empty/.test(e.message));
-        await assert.rejects(t.publishRaw(queue, Buffer.from('a\u0001b')), (e: Error) => e instanceof InvalidBodyError && /U\+0001 at character 1/.test(e.message));
+        await assert.rejects(t.publishRaw(queue, Buffer.from('a\u0001b')), (e: Error) => e instanceof InvalidBodyError && /U\+0001 at byte 1/.test(e.message));
+        await assert.rejects(t.publishRaw(queue, Buffer.from('é\uffff')), (e: Error) => e instanceof InvalidBodyError && /U\+FFFF at byte 2/.test(e.message));
+        await t.publishRaw(queue, Buffer.from('tab\t, LF\n, CR\r, \ufffd and 😀 are fine'));
       } finally {
         await t.close();
       }
-      assert.equal((await raw.counts(url)).visible, 0);
+      assert.equal((await raw.drain(url)).map((m) => m.Body).join(), 'tab\t, LF\n, CR\r, \ufffd and 😀 are fine');
     });
 
     it('an unknown queue is a QueueNotFoundError; createQueues creates it (FIFO by name)', async () => {
