@@ -97,6 +97,7 @@ describe('the babelqueue executable', () => {
     assert.equal(r.stdout, '');
     assert.ok(!r.stderr.includes('secret'), r.stderr);
     assert.doesNotMatch(r.stderr, /Unhandled error event|\n\s+at /, 'no ioredis stack traces');
-    assert.equal(r.stderr, 'babelqueue: publish: no answer from redis://user:***@127.0.0.1:1 within 1500 ms (is the broker running?)\n');
+    // Connected first: the one line names the masked target, the deadline and the last error.
+    assert.equal(r.stderr, 'babelqueue: cannot connect to redis://***@127.0.0.1:1 (legacy layout): no answer within 1500 ms (last error: connect ECONNREFUSED 127.0.0.1:1)\n');
   });
 });
