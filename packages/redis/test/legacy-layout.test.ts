@@ -55,7 +55,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
       (e: unknown) => e instanceof DelayedPublishUnsupportedError && /layout: "zset"/.test(e.message),
     );
     assert.equal(await redis.exists(q), 0);
-    assert.deepEqual(t.capabilities, { delayedPublish: false, delayedRetry: false, retry: true });
+    assert.deepEqual(t.capabilities, { delayedPublish: false, delayedRetry: false, retry: true, headers: true });
     await t.close();
   });
 
