@@ -2,7 +2,7 @@ import { projectPulsar } from '../../projection/pulsar.js';
 import { withAttempts } from '../../reemit/edit.js';
 import type { BindingRules } from '../../settlement/binding-rules.js';
 import type { Decision } from '../../settlement/decision.js';
-import { keepReserved } from '../keep-reserved.js';
+import { ReservationKeeper } from '../reservation-keeper.js';
 import { pullLoop } from '../pull-loop.js';
 import {
   DeadLetterWriteError,
@@ -100,7 +100,10 @@ export class InMemoryTransport implements Transport {
 
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     // Leases are renewed while this loop runs; a delivery left unsettled after it ends expires.
-    const renewals = new Set<() => void>();
+    const keeper = new ReservationKeeper({
+      reservationMs: this.visibilityTimeoutMs,
+      onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
+    });
     try {
       await pullLoop(async (max, waitMs, signal) => {
         let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
@@ -109,10 +112,10 @@ export class InMemoryTransport implements Transport {
           if (signal.aborted) return [];
           taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
         }
-        return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message, renewals));
+        return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message, keeper));
       }, onDelivery, options);
     } finally {
-      for (const stop of renewals) stop();
+      keeper.close();
     }
   }
 
@@ -125,20 +128,11 @@ export class InMemoryTransport implements Transport {
     this.broker.push(queue, { body, headers, key, redeliveries: 0 }, delayMs);
   }
 
-  private delivery(queue: string, leaseId: number, message: StoredMessage, renewals: Set<() => void>): Delivery {
+  private delivery(queue: string, leaseId: number, message: StoredMessage, keeper: ReservationKeeper): Delivery {
     const version = message.headers['bq-schema-version'];
     const trimmed = version === undefined || version === null ? '' : String(version).trim();
     const redeliveries = message.redeliveries;
-    const stopRenewing = keepReserved({
-      reservationMs: this.visibilityTimeoutMs,
-      renew: async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs),
-      onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
-    });
-    renewals.add(stopRenewing);
-    const release = () => {
-      stopRenewing();
-      renewals.delete(stopRenewing);
-    };
+    const release = keeper.hold(async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs));
     return {
       body: message.body,
       queue,
