@@ -248,11 +248,13 @@ function keepRawBytes(): void {
   codec[RAW] = true;
 }
 
-/** The answer attaches the same terminus and settle modes the client asked for. */
+/** The answer attaches the terminus addresses and the settle modes the client asked for. */
 function mirrorAttach(link: any): void {
   const remote = link.remote.attach;
-  link.local.attach.source = remote.source;
-  link.local.attach.target = remote.target;
+  const source: Record<string, unknown> = { address: remote.source?.address };
+  if (remote.source?.filter !== undefined) source.filter = remote.source.filter;
+  link.set_source(source);
+  link.set_target({ address: remote.target?.address });
   link.local.attach.snd_settle_mode = remote.snd_settle_mode;
   link.local.attach.rcv_settle_mode = remote.rcv_settle_mode;
 }
