@@ -133,6 +133,7 @@ export class Entity {
       setEntry(annotations, types.wrap_symbol('x-opt-locked-until'), types.wrap_timestamp(message.lock.until));
     }
     if (message.deferred) setEntry(annotations, types.wrap_symbol('x-opt-message-state'), types.wrap_int(1));
+    else if (message.visibleAt > Date.now()) setEntry(annotations, types.wrap_symbol('x-opt-message-state'), types.wrap_int(2));
     const sections: Section[] = [
       headerSection(message.header, message.deliveryCount),
       mapSection(SECTION.messageAnnotations, annotations),
