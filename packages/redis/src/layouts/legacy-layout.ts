@@ -144,7 +144,7 @@ class LegacyDelivery implements Delivery {
     this.body = unframed.body;
     this.headers = unframed.headers;
     this.framed = unframed.framed;
-    this.stopRenewing = holdReservation(client, keys.deadlines, member, options.retryAfter, logger, { queue, layout: 'legacy' });
+    this.stopRenewing = reserver.hold(holdReservation(client, keys.deadlines, member, options.retryAfter, logger, { queue, layout: 'legacy' }));
   }
 
   /** Legacy recovery does not count attempts: the body's own count is the reconciled one. */

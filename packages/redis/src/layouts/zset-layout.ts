@@ -119,7 +119,7 @@ class ZsetReserver extends Reserver {
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const poison = flat[i + 2] === 1 ? undefined : POISON;
       const member = flat[i + 1] as Buffer;
-      const stopRenewing = holdReservation(this.client, reserved, member, retryAfter, this.logger, { queue: this.queue, layout: 'zset' });
+      const stopRenewing = this.hold(holdReservation(this.client, reserved, member, retryAfter, this.logger, { queue: this.queue, layout: 'zset' }));
       deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, member, poison, this.logger, this.keysOf, stopRenewing));
     }
     return { acked: acked.map((n) => n === 1), deliveries };
@@ -145,6 +145,7 @@ class ZsetReserver extends Reserver {
   }
 
   override close(): void {
+    super.close();
     const blocking = this.blocking;
     this.blocking = undefined;
     blocking?.disconnect();

@@ -98,16 +98,22 @@ export class InMemoryTransport implements Transport {
     return this.broker.purge(queue);
   }
 
-  consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    return pullLoop(async (max, waitMs, signal) => {
-      let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
-      if (taken.length === 0 && waitMs > 0) {
-        await this.broker.waitFor(queue, waitMs, signal);
-        if (signal.aborted) return [];
-        taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
-      }
-      return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message));
-    }, onDelivery, options);
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    // Leases are renewed while this loop runs; a delivery left unsettled after it ends expires.
+    const renewals = new Set<() => void>();
+    try {
+      await pullLoop(async (max, waitMs, signal) => {
+        let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
+        if (taken.length === 0 && waitMs > 0) {
+          await this.broker.waitFor(queue, waitMs, signal);
+          if (signal.aborted) return [];
+          taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
+        }
+        return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message, renewals));
+      }, onDelivery, options);
+    } finally {
+      for (const stop of renewals) stop();
+    }
   }
 
   async close(): Promise<void> {
@@ -119,15 +125,20 @@ export class InMemoryTransport implements Transport {
     this.broker.push(queue, { body, headers, key, redeliveries: 0 }, delayMs);
   }
 
-  private delivery(queue: string, leaseId: number, message: StoredMessage): Delivery {
+  private delivery(queue: string, leaseId: number, message: StoredMessage, renewals: Set<() => void>): Delivery {
     const version = message.headers['bq-schema-version'];
     const trimmed = version === undefined || version === null ? '' : String(version).trim();
     const redeliveries = message.redeliveries;
-    const release = keepReserved({
+    const stopRenewing = keepReserved({
       reservationMs: this.visibilityTimeoutMs,
       renew: async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs),
       onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
     });
+    renewals.add(stopRenewing);
+    const release = () => {
+      stopRenewing();
+      renewals.delete(stopRenewing);
+    };
     return {
       body: message.body,
       queue,
