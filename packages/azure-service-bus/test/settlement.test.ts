@@ -132,9 +132,9 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     try {
       const [copy, ...rest] = await receiver.peekMessages(10);
       assert.equal(rest.length, 0, 'only the scheduled copy is left');
-      assert.ok(bytesOf(copy!).equals(withAttempts(body, 1)));
+      assert.ok(bytesOf(copy!).equals(withAttempts(body, 1)), 'the copy is the original bytes with attempts 1');
       assert.equal(copy!.state, 'scheduled');
-      assert.ok(copy!.scheduledEnqueueTimeUtc!.getTime() > Date.now() + 30_000);
+      assert.ok(copy!.scheduledEnqueueTimeUtc!.getTime() > Date.now() + 30_000, 'scheduled one backoff (60 s) ahead');
       assert.equal(copy!.applicationProperties!.traceparent, 'tp-5');
     } finally {
       await receiver.close();
@@ -231,7 +231,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
       await a.close();
     }
     const [dead] = await raw.drain(queue, { subQueue: 'deadLetter' });
-    assert.ok(bytesOf(dead!).equals(body));
+    assert.ok(bytesOf(dead!).equals(body), 'the body is unchanged');
     assert.equal(dead!.deadLetterReason, POISON_REASON);
     assert.match(dead!.deadLetterErrorDescription!, /poison/);
   });
@@ -284,7 +284,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
         await a.close();
       }
       const [dead] = await raw.drain(queue, { subQueue: 'deadLetter' });
-      assert.ok(bytesOf(dead!).equals(body));
+      assert.ok(bytesOf(dead!).equals(body), 'the body is unchanged');
       assert.equal(dead!.deadLetterReason, VERSION_GATE_REASON);
       assert.equal(dead!.applicationProperties!['bq-schema-version'], '2');
     });

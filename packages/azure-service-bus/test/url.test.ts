@@ -38,7 +38,7 @@ describe('Service Bus URLs, spelled as the Python SDK spells them', () => {
 
   test('the core registry builds the transport for sb://', async () => {
     const transport = await transportFromUrl('sb://k:v@orders.servicebus.windows.net');
-    assert.ok(transport instanceof AzureServiceBusTransport);
+    assert.ok(transport instanceof AzureServiceBusTransport, 'an AzureServiceBusTransport');
     assert.equal(transport.target, 'sb://orders.servicebus.windows.net (connection string)');
     await transport.close();
   });
