@@ -60,7 +60,7 @@ describeInterop({
       assert.equal(headers['bq-schema-version'], '1');
       assert.equal(headers['bq-source-lang'], 'node');
       assert.match(headers['bq-created-at']!, /^\d{13}$/);
-      assert.ok(headers['bq-job'] && headers['bq-trace-id'] && headers['bq-message-id']);
+      assert.ok(headers['bq-job'] && headers['bq-trace-id'] && headers['bq-message-id'], 'the String contract attributes');
       assert.equal(headers['bq-attempts'], undefined, 'SQS carries no attempts attribute');
     },
   },

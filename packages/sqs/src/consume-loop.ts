@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { ConsumeOptions, Delivery } from '@babelqueue/core';
+import { ReservationKeeper, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { logReleaseFailure, SqsDelivery, type DeliveryContext } from './delivery.js';
 import { MAX_WAIT_TIME_SECONDS } from './options.js';
 
 /** What one consume loop needs from the transport. */
-export interface LoopContext extends DeliveryContext {
+export interface LoopContext extends Omit<DeliveryContext, 'keeper'> {
   readonly client: SQSClient;
   /** Aborted by `close()`: a receive in flight is cancelled instead of awaited. */
   readonly closing: AbortSignal;
@@ -41,6 +41,11 @@ export async function consumeLoop(
   const concurrency = Math.max(1, Math.floor(options.concurrency));
   const { signal, maxMessages, idleMs } = options;
   const { logger } = context;
+  const keeper = new ReservationKeeper({
+    reservationMs: context.options.visibilityTimeoutSeconds * 1000,
+    onTrouble: (why, lost) => logger[lost ? 'error' : 'warn']({ queue: context.queue.name }, why),
+  });
+  const deliveryContext: DeliveryContext = { ...context, keeper };
   const running = new Set<Promise<void>>();
   /** Received and not yet settled or released (handed over, or waiting behind their FIFO group). */
   let reserved = 0;
@@ -79,7 +84,7 @@ export async function consumeLoop(
       const rest = chain.slice(i);
       waiting -= rest.length;
       reserved -= rest.length;
-      await release(context, rest);
+      await release(logger, context.queue.name, rest);
     }
   };
 
@@ -113,9 +118,9 @@ export async function consumeLoop(
         await pause(pauseMs, signal, context.closing);
         continue;
       }
-      const deliveries = messages.map((message) => new SqsDelivery(context, message));
+      const deliveries = messages.map((message) => new SqsDelivery(deliveryContext, message));
       if (stopped()) {
-        await release(context, deliveries);
+        await release(logger, context.queue.name, deliveries);
         break;
       }
       reserved += deliveries.length;
@@ -127,6 +132,7 @@ export async function consumeLoop(
     }
   } finally {
     await Promise.allSettled(running);
+    keeper.close();
   }
 }
 
@@ -158,8 +164,8 @@ function chains(deliveries: SqsDelivery[], fifo: boolean): SqsDelivery[][] {
 }
 
 /** Releases messages that will not be handed over (visibility 0), reporting a failed release. */
-async function release(context: LoopContext, deliveries: SqsDelivery[]): Promise<void> {
-  await Promise.all(deliveries.map((d) => d.release(0).catch((error: unknown) => logReleaseFailure(context.logger, context.queue.name, error))));
+async function release(logger: Logger, queue: string, deliveries: SqsDelivery[]): Promise<void> {
+  await Promise.all(deliveries.map((d) => d.release(0).catch((error: unknown) => logReleaseFailure(logger, queue, error))));
 }
 
 function pause(ms: number, ...signals: AbortSignal[]): Promise<void> {

@@ -1,12 +1,12 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import {
   DeadLetterWriteError,
-  keepReserved,
   nativeSchemaVersion,
   reconcileSqsAttempts,
   type Decision,
   type Delivery,
   type Logger,
+  type ReservationKeeper,
 } from '@babelqueue/core';
 import { copyAttributes, headersOf, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
@@ -22,6 +22,8 @@ export interface DeliveryContext {
   readonly sender: Sender;
   readonly options: ResolvedOptions;
   readonly logger: Logger;
+  /** The consume loop's heartbeat: renews the visibility of every message it holds. */
+  readonly keeper: ReservationKeeper;
 }
 
 type State =
@@ -34,8 +36,8 @@ type State =
 
 /**
  * One received SQS message. It stays invisible (reserved) from the receive
- * until it is settled: a heartbeat renews its visibility timeout every third
- * of it while the handler runs, and stops on settle.
+ * until it is settled: the loop's heartbeat renews its visibility timeout
+ * before half of it is gone while the handler runs, and stops on settle.
  *
  * - ack / drop: `DeleteMessage` (batched with others of the same moment);
  * - retry: a release, `ChangeMessageVisibility` with the backoff delay; the
@@ -66,20 +68,16 @@ export class SqsDelivery implements Delivery {
     if (version !== undefined) this.nativeSchemaVersion = version;
     this.groupId = message.Attributes?.MessageGroupId;
     const seconds = context.options.visibilityTimeoutSeconds;
-    this.stopHeartbeat = keepReserved({
-      reservationMs: seconds * 1000,
-      renew: () => {
-        const renewal = this.changeVisibility(seconds).then(
-          () => true,
-          (error: unknown) => {
-            if (isReceiptGone(errorCode(error))) return false;
-            throw error;
-          },
-        );
-        this.renewing = renewal.catch(() => undefined);
-        return renewal;
-      },
-      onTrouble: (why, lost) => context.logger[lost ? 'error' : 'warn']({ queue: this.queue, messageId: message.MessageId }, why),
+    this.stopHeartbeat = context.keeper.hold(() => {
+      const renewal = this.changeVisibility(seconds).then(
+        () => true,
+        (error: unknown) => {
+          if (isReceiptGone(errorCode(error))) return false;
+          throw error;
+        },
+      );
+      this.renewing = renewal.catch(() => undefined);
+      return renewal;
     });
   }
 

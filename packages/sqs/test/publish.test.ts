@@ -172,7 +172,7 @@ describe('SQS publish', { skip: sqs.skip }, () => {
         await assert.rejects(app.publish(URN, { blob: 'x'.repeat(1_048_576) }), (e: Error) => {
           assert.ok(e instanceof MessageTooLargeError, e.message);
           assert.equal(e.limit, 1_048_576);
-          assert.ok(e.bytes > 1_048_576);
+          assert.ok(e.bytes > 1_048_576, `bytes ${e.bytes}`);
           assert.match(e.message, new RegExp(`^message of ${e.bytes} bytes \\(body and attributes\\) is over the 1048576-byte maximum of SQS queue "${queue}"; nothing was sent$`));
           return true;
         });
@@ -289,17 +289,17 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       const failed1 = results[1]!;
       assert.ok(!failed1.ok && failed1.error.name === 'BatchEntryError' && /InvalidMessageContents/.test(failed1.error.message), String(!failed1.ok && failed1.error));
       const failed3 = results[3]!;
-      assert.ok(!failed3.ok && failed3.error instanceof MessageTooLargeError);
+      assert.ok(!failed3.ok && failed3.error instanceof MessageTooLargeError, 'the oversized one is refused here');
       const bodies = (await raw.drain(url)).map((m) => m.Body).sort();
       assert.deepEqual(bodies, [0, 2, 4].map((i) => messages[i]!.body.toString()).sort());
     });
 
-    it('a batch call that fails as a whole fails each of its messages (here: the queue is missing)', async () => {
+    it('a queue that cannot be used fails each message, with the reason', async () => {
       const { transport: t } = transport();
       const queue = `bq-sqs-nowhere-${process.pid}`;
       try {
         const results = await t.publishMany(many(queue, 3));
-        assert.ok(results.every((r) => !r.ok && r.error instanceof QueueNotFoundError));
+        assert.ok(results.every((r) => !r.ok && r.error instanceof QueueNotFoundError), 'every message fails with QueueNotFoundError');
       } finally {
         await t.close();
       }
@@ -310,7 +310,7 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       const { transport: t } = transport();
       const messages = many(queue, 12);
       try {
-        assert.ok((await t.publishMany([...messages, messages[0]!])).every((r) => r.ok));
+        assert.ok((await t.publishMany([...messages, messages[0]!])).every((r) => r.ok), 'every message accepted');
       } finally {
         await t.close();
       }

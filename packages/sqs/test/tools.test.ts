@@ -38,7 +38,7 @@ describe('sqs:// URLs (the Python SDK\'s spelling)', () => {
   it('the core registry loads @babelqueue/sqs for sqs://', async () => {
     const t = await fromRegistry('sqs://us-east-1?endpoint=http://127.0.0.1:1&visibility_timeout=45');
     try {
-      assert.ok(t instanceof SqsTransport);
+      assert.ok(t instanceof SqsTransport, 'an SqsTransport');
       assert.equal(t.target, 'sqs://us-east-1?endpoint=http://127.0.0.1:1');
       assert.equal(t.reservationMs?.('q'), 45_000);
     } finally {
