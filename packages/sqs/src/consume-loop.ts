@@ -14,6 +14,8 @@ export interface LoopContext extends Omit<DeliveryContext, 'keeper'> {
 
 /** ReceiveMessage hands over at most 10 messages. */
 const RECEIVE_MAX = 10;
+/** The pause after an empty short poll. */
+const SHORT_POLL_PAUSE_MS = 1000;
 
 /**
  * Long-polls one queue and hands the messages over, at most `concurrency`
@@ -105,9 +107,10 @@ export async function consumeLoop(
         waitMs = Math.min(waitMs, idleLeft);
       }
       const want = Math.min(RECEIVE_MAX, concurrency - reserved, left());
+      const waitSeconds = Math.min(MAX_WAIT_TIME_SECONDS, Math.ceil(waitMs / 1000));
       let messages: Message[];
       try {
-        messages = await receive(context, want, Math.min(MAX_WAIT_TIME_SECONDS, Math.ceil(waitMs / 1000)));
+        messages = await receive(context, want, waitSeconds);
         failures = 0;
       } catch (error) {
         if (context.closing.aborted) break;
@@ -116,6 +119,12 @@ export async function consumeLoop(
         const pauseMs = Math.min(5000, 100 * 2 ** Math.min(failures - 1, 6));
         logger.warn({ queue: context.queue.name, error: describe(error), retryInMs: pauseMs }, 'receive failed; trying again');
         await pause(pauseMs, signal, context.closing);
+        continue;
+      }
+      if (messages.length === 0 && waitSeconds === 0) {
+        // Short polling (waitTimeSeconds: 0): an empty answer comes back at once, so pause instead of spinning.
+        const idleLeft = idleMs === undefined ? SHORT_POLL_PAUSE_MS : idleMs - (Date.now() - lastActivity);
+        await pause(Math.max(0, Math.min(SHORT_POLL_PAUSE_MS, idleLeft)), signal, context.closing);
         continue;
       }
       const deliveries = messages.map((message) => new SqsDelivery(deliveryContext, message));

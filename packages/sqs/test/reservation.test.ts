@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ConfigurationError, createApp, type AppOptions, type Delivery } from '@babelqueue/core';
 import type { SqsTransportOptions } from '@babelqueue/sqs';
-import { envelope, Raw, sleep, sqs, transport } from './support/sqs.js';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { CREDENTIALS, envelope, Raw, REGION, sleep, sqs, transport } from './support/sqs.js';
 
 const URN = 'urn:babel:orders:created';
 
@@ -120,6 +121,24 @@ describe('SQS reservation and the consume loop', { skip: sqs.skip }, () => {
     await sleep(300);
     const closedWithin = await Promise.race([t.close().then(() => consuming).then(() => true), sleep(5000).then(() => false)]);
     assert.ok(closedWithin, 'close ended the 20 s poll');
+  });
+
+  it('short polling (waitTimeSeconds 0) pauses after an empty answer instead of spinning', async () => {
+    const q = await raw.fresh('short-poll');
+    const client = new SQSClient({ endpoint: sqs.url!, region: REGION, credentials: CREDENTIALS });
+    let receives = 0;
+    client.middlewareStack.add((next) => async (args) => {
+      if ((args.input as { WaitTimeSeconds?: number }).WaitTimeSeconds !== undefined) receives += 1;
+      return next(args);
+    }, { step: 'initialize' });
+    const { transport: t } = transport({ client, waitTimeSeconds: 0 });
+    try {
+      await t.consume(q.name, async () => undefined, { concurrency: 1, signal: new AbortController().signal, idleMs: 2500 });
+    } finally {
+      await t.close();
+      client.destroy();
+    }
+    assert.ok(receives >= 2 && receives <= 4, `${receives} receives in 2.5 s`);
   });
 
   it('concurrency: up to `concurrency` handlers at once, one receive asking for the free slots', async () => {
