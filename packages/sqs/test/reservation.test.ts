@@ -22,8 +22,9 @@ describe('SQS reservation and the consume loop', { skip: sqs.skip }, () => {
 
   it('the heartbeat keeps a slow handler\'s message invisible past its visibility timeout', async () => {
     const q = await raw.fresh('heartbeat');
-    const { app: a, transport: t } = app(q.name, {}, { visibilityTimeoutSeconds: 1 });
-    assert.equal(t.reservationMs(), 1000);
+    // Renewed every 750 ms: a renewal would have to be over 2 s late for the message to show.
+    const { app: a, transport: t } = app(q.name, {}, { visibilityTimeoutSeconds: 3 });
+    assert.equal(t.reservationMs(), 3000);
     await a.publish(URN, {});
     let calls = 0;
     let release!: () => void;
@@ -38,8 +39,8 @@ describe('SQS reservation and the consume loop', { skip: sqs.skip }, () => {
     const consuming = a.consume({ maxMessages: 1, idleMs: 1000 });
     try {
       await started;
-      // Look for it for 3.5 s: three times its visibility timeout. Without renewal it would be visible after 1 s.
-      const until = Date.now() + 3500;
+      // Look for it for 7 s: over twice its visibility timeout. Without renewal it would be visible after 3 s.
+      const until = Date.now() + 7000;
       while (Date.now() < until) {
         assert.equal(await raw.peek(q.url, 0, 0), undefined, 'the message must stay invisible while its handler runs');
         await sleep(100);
