@@ -12,5 +12,4 @@ export {
   TransportClosedError,
 } from './errors.js';
 export { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
-export { SqsDelivery } from './delivery.js';
 export { BROWSE_LEASE_SECONDS } from './browse.js';

@@ -40,7 +40,7 @@ export type PublishResult =
  *   queue's maximum size, a body that is not valid UTF-8.
  * - Consumes by long polling, the visibility timeout as the reservation,
  *   renewed by a heartbeat while the handler runs; settles as
- *   {@link SqsDelivery} says (delete, release, DLQ write then delete, or
+ *   the delivery (`delivery.ts`) says (delete, release, DLQ write then delete, or
  *   leave it to the visibility timeout and the queue's RedrivePolicy).
  */
 export class SqsTransport implements Transport {
