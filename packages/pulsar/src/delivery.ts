@@ -98,6 +98,13 @@ export class PulsarDelivery implements Delivery {
       case 'dead-letter':
         return this.deadLetter(decision.queue, decision.record, decision.reason);
       case 'unsettled':
+        if (this.context.stopping.aborted) {
+          // Shutting down: the socket closes once in-flight deliveries are done
+          // and Pulsar hands the message on as it is, without counting a
+          // redelivery as a negative acknowledgement would on Shared.
+          this.settled = true;
+          return;
+        }
         this.finish('negativeAcknowledge');
         return;
       case 'native-dead-letter':
