@@ -1,4 +1,4 @@
-import type WebSocket from 'ws';
+import WebSocket from 'ws';
 import type { Logger } from '@babelqueue/core';
 import type { PulsarConnection } from './connection.js';
 import { PublishNotConfirmedError, TransportClosedError } from './errors.js';
@@ -17,6 +17,8 @@ interface Waiting {
   resolve(messageId: string): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout;
+  /** The socket the message went out on: only its loss fails the send. */
+  socket: WebSocket;
 }
 
 /**
@@ -54,7 +56,7 @@ class TopicProducer {
         this.waiting.delete(context);
         reject(new PublishNotConfirmedError(this.topic.name, `no send receipt within ${this.sendTimeoutMs} ms; it may or may not be stored`));
       }, this.sendTimeoutMs + 1000);
-      this.waiting.set(context, { resolve, reject, timer });
+      this.waiting.set(context, { resolve, reject, timer, socket: ws });
       ws.send(JSON.stringify(frame), (error) => {
         if (error) this.settle(context, new PublishNotConfirmedError(this.topic.name, `the send failed: ${error.message}`, { cause: error }));
       });
@@ -70,7 +72,9 @@ class TopicProducer {
 
   private open(): Promise<WebSocket> {
     if (this.closed) return Promise.reject(new TransportClosedError());
-    if (this.socket !== undefined) return Promise.resolve(this.socket);
+    if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket);
+    // A socket on its way out (the broker went away) is not reused; its 'close' still fails its waiters.
+    this.socket = undefined;
     this.opening ??= this.connection
       .openSocket(`/ws/v2/producer/${topicPath(this.topic)}`, { sendTimeoutMillis: String(this.sendTimeoutMs) })
       .then((ws) => {
@@ -101,12 +105,11 @@ class TopicProducer {
       }
     });
     ws.once('close', (code, reason) => {
-      if (this.socket !== ws) return;
-      this.socket = undefined;
+      if (this.socket === ws) this.socket = undefined;
       if (!this.closed) {
         this.logger.debug({ topic: this.topic.name, code, reason: reason.toString('utf8') }, 'Pulsar producer WebSocket closed; the next publish reopens it');
       }
-      this.failAll('the WebSocket closed before the send receipt came; it may or may not be stored');
+      this.failAll('the WebSocket closed before the send receipt came; it may or may not be stored', ws);
     });
   }
 
@@ -119,8 +122,11 @@ class TopicProducer {
     else waiting.resolve(messageId);
   }
 
-  private failAll(reason: string): void {
-    for (const context of [...this.waiting.keys()]) this.settle(context, new PublishNotConfirmedError(this.topic.name, reason));
+  /** Fails every send still waiting (on `socket` only, when given). */
+  private failAll(reason: string, socket?: WebSocket): void {
+    for (const [context, waiting] of [...this.waiting]) {
+      if (socket === undefined || waiting.socket === socket) this.settle(context, new PublishNotConfirmedError(this.topic.name, reason));
+    }
   }
 }
 
