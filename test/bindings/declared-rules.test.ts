@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { InMemoryTransport, type Transport } from '@babelqueue/core';
 import { KafkaTransport } from '@babelqueue/kafka';
+import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
 
@@ -29,6 +30,7 @@ const transports: [string, () => Transport][] = [
   ['rabbitmq', () => new RabbitMqTransport({ url: 'amqp://127.0.0.1:1' })],
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
+  ['pulsar', () => new PulsarTransport({ url: 'pulsar://127.0.0.1:1' })],
 ];
 
 describe('each binding declares exactly the rules the settlement table runs', () => {
