@@ -4,7 +4,7 @@ import { backoffMs, isConfigurationFailure, type PulsarConnection } from './conn
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
 import type { ResolvedOptions } from './options.js';
-import type { Send } from './producer.js';
+import type { Send } from './send.js';
 import { topicPath, type Topic } from './topics.js';
 
 /** What a consume loop needs from its transport. */

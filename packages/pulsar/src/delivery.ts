@@ -13,7 +13,7 @@ import {
 } from '@babelqueue/core';
 import type { ConsumerCommand, ConsumerMessage } from './frames.js';
 import type { SubscriptionType } from './options.js';
-import type { Send } from './producer.js';
+import type { Send } from './send.js';
 import { editProperties, PulsarProperty } from './properties.js';
 
 /** What a delivery needs from its consume loop. */

@@ -3,15 +3,9 @@ import type { Logger } from '@babelqueue/core';
 import type { PulsarConnection } from './connection.js';
 import { PublishNotConfirmedError, TransportClosedError } from './errors.js';
 import { parseFrame, type ProducerMessage } from './frames.js';
+import type { Send } from './send.js';
 import { topicPath, type Topic } from './topics.js';
 
-/** One message to send: the bytes exactly as given and the string properties. */
-export interface Send {
-  readonly body: Buffer;
-  readonly properties: Readonly<Record<string, string>>;
-  /** Deliver no earlier than this many ms from now (0: now). */
-  readonly delayMs?: number;
-}
 
 interface Waiting {
   resolve(messageId: string): void;
