@@ -93,7 +93,7 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
     const body = Buffer.from([0xff, 0x00, 0x7b]);
     await transport.publishRaw(q, body, { 'x-tool': 'redrive' });
     const [got] = await raw.take(q, 1);
-    assert.ok(got!.body.equals(body));
+    assert.ok(got!.body.equals(body), 'the bytes as given');
     assert.deepEqual(got!.properties, { 'x-tool': 'redrive' });
   });
 

@@ -69,7 +69,7 @@ describe('Pulsar URLs', () => {
   it('the registry builds a PulsarTransport for pulsar:// and pulsar+ssl://', async () => {
     for (const url of ['pulsar://127.0.0.1:6650', 'pulsar+ssl://127.0.0.1:6651']) {
       const transport = await transportFromUrl(url);
-      assert.ok(transport instanceof PulsarTransport);
+      assert.ok(transport instanceof PulsarTransport, `${url} gives a PulsarTransport`);
       assert.equal(transport.rules.name, 'pulsar');
       await transport.close();
     }
@@ -155,7 +155,7 @@ describe('Pulsar tokens on the wire (local capture server)', () => {
       await assert.rejects(transport.connect({ timeoutMs: 30_000 }), (e: Error) => {
         assert.ok(e instanceof ConnectError, `${e.name}: ${e.message}`);
         assert.match(e.message, /HTTP 401.*Authentication required/);
-        assert.ok(!e.message.includes('hunter2'));
+        assert.ok(!e.message.includes('hunter2'), 'the token is not printed');
         return true;
       });
     } finally {
