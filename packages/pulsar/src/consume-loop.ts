@@ -87,9 +87,11 @@ export class ConsumeLoop {
   private async loop(): Promise<void> {
     let connected = false;
     for (let failures = 0; !this.stopping; ) {
-      let ws: WebSocket;
+      let ws: WebSocket | 'stop';
+      const opening = this.deps.connection.openSocket(this.path(), this.query());
       try {
-        ws = await this.deps.connection.openSocket(this.path(), this.query());
+        // A stop does not wait for a handshake that hangs (a black-holed broker).
+        ws = await Promise.race([opening, this.stopped()]);
       } catch (error) {
         if (!connected && isConfigurationFailure(error)) throw error;
         failures += 1;
@@ -97,8 +99,8 @@ export class ConsumeLoop {
         await this.pause(backoffMs(this.deps.options.reconnect, failures));
         continue;
       }
-      if (this.stopping) {
-        await closeGently(ws);
+      if (ws === 'stop' || this.stopping) {
+        opening.then((late) => late.terminate(), () => undefined);
         return;
       }
       if (connected) this.deps.logger.info({ queue: this.queue }, 'Pulsar consumer WebSocket reconnected');

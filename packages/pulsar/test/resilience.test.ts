@@ -4,6 +4,7 @@
 // would, then lets them through again. A real restart is the reliability
 // suite's business.
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { PulsarTransport, PulsarUnavailableError } from '@babelqueue/pulsar';
@@ -111,5 +112,23 @@ describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }
     }
     const got = await raw.take(q, 2);
     assert.deepEqual(got.map((m) => JSON.parse(m.body.toString('utf8')).data.n), [1, 3]);
+  });
+
+  it('close() does not wait for a WebSocket handshake that never ends (a black-holed broker)', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket)); // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const transport = new PulsarTransport({ url: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, logger: silentLogger });
+    try {
+      const consuming = transport.consume(uniqueQueue('bq-pulsar-blackhole'), async () => undefined, { concurrency: 1, signal: new AbortController().signal });
+      await until('the handshake under way', () => sockets.size > 0);
+      const closed = transport.close().then(() => 'closed');
+      const verdict = await Promise.race([closed, sleep(10_000).then(() => 'still waiting')]);
+      assert.equal(verdict, 'closed', 'close() returned while the handshake still hung');
+      await consuming;
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
   });
 });
