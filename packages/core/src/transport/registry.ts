@@ -16,6 +16,8 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'amqp:': '@babelqueue/rabbitmq',
   'amqps:': '@babelqueue/rabbitmq',
   'kafka:': '@babelqueue/kafka',
+  'artemis:': '@babelqueue/artemis',
+  'artemis+ssl:': '@babelqueue/artemis',
 };
 
 /**
@@ -27,8 +29,6 @@ const NOT_YET: Readonly<Record<string, string>> = {
   'sqs:': 'Amazon SQS',
   'pulsar:': 'Apache Pulsar',
   'pulsar+ssl:': 'Apache Pulsar',
-  'artemis:': 'ActiveMQ Artemis',
-  'artemis+ssl:': 'ActiveMQ Artemis',
   'sb:': 'Azure Service Bus',
   'asb:': 'Azure Service Bus',
 };
