@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { ArtemisTransport } from '@babelqueue/artemis';
 import { InMemoryTransport, type Transport } from '@babelqueue/core';
 import { KafkaTransport } from '@babelqueue/kafka';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
@@ -29,6 +30,7 @@ const transports: [string, () => Transport][] = [
   ['rabbitmq', () => new RabbitMqTransport({ url: 'amqp://127.0.0.1:1' })],
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
+  ['artemis', () => new ArtemisTransport({ url: 'artemis://127.0.0.1:1' })],
 ];
 
 describe('each binding declares exactly the rules the settlement table runs', () => {

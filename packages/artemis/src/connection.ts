@@ -31,7 +31,7 @@ export class ConnectionManager {
   private timer: NodeJS.Timeout | undefined;
   private readonly waiters: Waiter[] = [];
   private readonly failureListeners = new Set<(error: Error) => void>();
-  private readonly losses = new WeakMap<Connection, Promise<void>>();
+  private readonly losses = new WeakMap<Connection, { promise: Promise<void>; resolve: () => void }>();
   private readonly container: Container;
   private readonly masked: string;
 
@@ -61,7 +61,7 @@ export class ConnectionManager {
 
   /** Resolves once `connection` is gone (lost, or closed). */
   lost(connection: Connection): Promise<void> {
-    return this.losses.get(connection) ?? Promise.resolve();
+    return this.losses.get(connection)?.promise ?? Promise.resolve();
   }
 
   /**
@@ -95,12 +95,17 @@ export class ConnectionManager {
     const connection = this.connection ?? (await this.attempt?.catch(() => undefined));
     this.connection = undefined;
     if (connection === undefined) return;
-    const gone = this.lost(connection);
+    const closed = new Promise<void>((resolve) => {
+      connection.once('connection_close', () => resolve());
+      void this.lost(connection).then(resolve);
+    });
     connection.close();
     // The broker answers a close at once; a dead one never does.
-    const timer = setTimeout(() => connection.socket?.destroy(), 2000);
-    await gone;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
     clearTimeout(timer);
+    connection.socket?.destroy();
+    this.losses.get(connection)?.resolve();
   }
 
   private startAttempt(): void {
@@ -127,7 +132,8 @@ export class ConnectionManager {
     let opened = false;
     let remoteError: Error | undefined;
     let resolveLoss!: () => void;
-    this.losses.set(connection, new Promise<void>((resolve) => (resolveLoss = resolve)));
+    const promise = new Promise<void>((resolve) => (resolveLoss = resolve));
+    this.losses.set(connection, { promise, resolve: resolveLoss });
     return new Promise<Connection>((resolve, reject) => {
       connection.on('connection_open', () => {
         opened = true;
