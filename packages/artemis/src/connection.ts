@@ -104,7 +104,7 @@ export class ConnectionManager {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
     clearTimeout(timer);
-    connection.socket?.destroy();
+    abortSocket(connection);
     this.losses.get(connection)?.resolve();
   }
 
@@ -123,6 +123,7 @@ export class ConnectionManager {
       port: endpoint.port,
       transport: endpoint.tls ? 'tls' : 'tcp',
       reconnect: false,
+      tcp_no_delay: true,
       idle_time_out: idleTimeoutMs,
       ...(endpoint.username === undefined ? {} : { username: endpoint.username }),
       ...(endpoint.password === undefined ? {} : { password: endpoint.password }),
@@ -238,6 +239,15 @@ export class ConnectionManager {
   private redact(text: string): string {
     return redactCredentials(text, this.options.url);
   }
+}
+
+/**
+ * Ends the socket and stops rhea's heartbeat timers (rhea's `abort_socket`;
+ * destroying the socket alone would leave them holding the event loop).
+ */
+function abortSocket(connection: Connection): void {
+  const internal = connection as unknown as { socket?: unknown; abort_socket?: (socket: unknown) => void };
+  if (internal.socket !== undefined) internal.abort_socket?.(internal.socket);
 }
 
 /**

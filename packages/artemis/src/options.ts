@@ -46,6 +46,12 @@ export interface ArtemisTransportOptions {
    * a message BabelQueue still retries to its own dead-letter address.
    */
   readonly brokerMaxDeliveryAttempts?: number;
+  /**
+   * How long a send may wait for the broker's outcome (and for credit: Artemis
+   * grants none to a full address) before it fails and its link is closed, in
+   * ms. Covers publishes, retry re-sends and dead-letter writes. Default 15000.
+   */
+  readonly sendTimeoutMs?: number;
   /** AMQP idle time-out the client announces (heartbeats), in ms. Default 30000. */
   readonly idleTimeoutMs?: number;
   /** AMQP container id of the connection (shown by the broker). Default `babelqueue-<random>`. */
@@ -63,6 +69,7 @@ export interface ResolvedOptions {
   readonly publishWhileDisconnected: 'fail' | 'wait';
   readonly requeueDelayMs: number;
   readonly brokerMaxDeliveryAttempts: number;
+  readonly sendTimeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly containerId: string;
   readonly logger: Logger;
@@ -86,6 +93,7 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
     publishWhileDisconnected,
     requeueDelayMs: options.requeueDelayMs ?? 1000,
     brokerMaxDeliveryAttempts: options.brokerMaxDeliveryAttempts ?? 10,
+    sendTimeoutMs: options.sendTimeoutMs ?? 15_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     containerId: options.containerId ?? `babelqueue-${Math.random().toString(36).slice(2, 10)}`,
     logger,
@@ -96,6 +104,7 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
     ['reconnect.multiplier', resolved.reconnect.multiplier],
     ['requeueDelayMs', resolved.requeueDelayMs],
     ['idleTimeoutMs', resolved.idleTimeoutMs],
+    ['sendTimeoutMs', resolved.sendTimeoutMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);

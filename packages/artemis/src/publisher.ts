@@ -24,7 +24,11 @@ export class Publisher {
   private readonly slots = new Map<string, Slot>();
   private readonly watched = new WeakSet<Connection>();
 
-  constructor(private readonly connection: ConnectionManager, private readonly logger: Logger) {}
+  constructor(
+    private readonly connection: ConnectionManager,
+    private readonly logger: Logger,
+    private readonly timeoutMs: number,
+  ) {}
 
   /**
    * Sends `message` to `queue`. With `wait`, a connection outage is waited out and a
@@ -53,7 +57,23 @@ export class Publisher {
         reject(new PublishNotAcceptedError(queue, 'the message could not be encoded', { cause }));
         return;
       }
-      slot.pending.set(delivery, { resolve, reject });
+      // Artemis gives a full address (address-full policy FAIL or BLOCK) no credit:
+      // without a bound the send would wait forever. The link is closed, so the
+      // message is never sent late; one already sent may or may not be on the queue.
+      const timer = setTimeout(() => {
+        this.drop(queue, slot, new PublishNotAcceptedError(queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
+        slot.sender.close();
+      }, this.timeoutMs);
+      slot.pending.set(delivery, {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
     });
   }
 

@@ -51,7 +51,7 @@ export class ArtemisTransport implements Transport {
   constructor(options: ArtemisTransportOptions) {
     this.options = resolveOptions(options, options.logger ?? consoleLogger());
     this.connection = new ConnectionManager(this.options, this.options.logger);
-    this.publisher = new Publisher(this.connection, this.options.logger);
+    this.publisher = new Publisher(this.connection, this.options.logger, this.options.sendTimeoutMs);
     this.target = maskUrl(this.options.url);
   }
 
