@@ -82,10 +82,18 @@ async function withReceiver(
   }
 }
 
-/** Grants `credit` in drain mode and collects what arrives until the broker reports the drain done. */
+/**
+ * Grants `credit` in drain mode and collects what arrives until the broker
+ * reports the drain done, or the credit is used up (then no drain answer comes).
+ */
 function drainRound(receiver: Receiver, credit: number, take: (message: AmqpMessage, context: EventContext) => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const onMessage = (context: EventContext) => take(context.message as AmqpMessage, context);
+    let received = 0;
+    const onMessage = (context: EventContext) => {
+      take(context.message as AmqpMessage, context);
+      received += 1;
+      if (received === credit) done();
+    };
     const done = (error?: Error) => {
       clearTimeout(timer);
       receiver.removeListener('message', onMessage);
