@@ -15,8 +15,9 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
-default legacy layout), amqp:// (PikaTransport) or kafka:// (KafkaTransport;
-consume --group names its consumer group, default "babelqueue").
+default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
+consume --group names its consumer group, default "babelqueue") or
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton).
 """
 import argparse
 import base64
