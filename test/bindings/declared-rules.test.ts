@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { ArtemisTransport } from '@babelqueue/artemis';
 import { InMemoryTransport, type Transport } from '@babelqueue/core';
+import { AzureServiceBusTransport } from '@babelqueue/azure-service-bus';
 import { KafkaTransport } from '@babelqueue/kafka';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
@@ -31,6 +32,7 @@ const transports: [string, () => Transport][] = [
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
   ['artemis', () => new ArtemisTransport({ url: 'artemis://127.0.0.1:1' })],
+  ['asb', () => new AzureServiceBusTransport({ connectionString: 'Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v' })],
 ];
 
 describe('each binding declares exactly the rules the settlement table runs', () => {

@@ -57,7 +57,7 @@ describe("interop over artemis: the Python SDK's projection, read back with rhea
     const message = await takeOne(url!, q);
     const env = JSON.parse(bytes(sent.body).toString('utf8'));
     assert.equal(typeof message.body, 'string');
-    assert.ok(Buffer.from(message.body as string, 'utf8').equals(bytes(sent.body)));
+    assert.ok(Buffer.from(message.body as string, 'utf8').equals(bytes(sent.body)), 'the bytes the SDK sent');
     assert.equal(message.message_annotations?.['x-opt-jms-type'], 'urn:babel:interop:native');
     assert.equal(message.correlation_id, 'trace-native');
     assert.equal((message.creation_time as Date).getTime(), env.meta.created_at);

@@ -117,7 +117,7 @@ describe('Artemis projection, read back with rhea and by a JMS consumer', { skip
     const { body, env } = fixture();
     await transport.publishRaw(q, body, { 'bq-replay-bypass': '1' });
     const [taken] = await raw.take(q);
-    assert.ok(taken!.body.equals(body));
+    assert.ok(taken!.body.equals(body), 'byte for byte');
     assert.equal(taken!.message.message_annotations?.['x-opt-jms-type'], env.job);
     assert.equal(taken!.message.correlation_id, env.trace_id);
     assert.equal(taken!.message.application_properties?.['bq-replay-bypass'], '1', 'the header name as is (FACTS ambiguity #14)');

@@ -204,7 +204,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
     await a.close();
     assert.deepEqual(attempts, [1, 2]);
-    assert.ok(aborted);
+    assert.ok(aborted, 'the handler saw its signal aborted');
     assert.equal(await raw.count(queue), 0);
   });
 

@@ -38,13 +38,13 @@ describe('Artemis URLs', () => {
   it('is what the core registry builds for artemis:// and artemis+ssl://, with the password masked in target', async () => {
     for (const url of ['artemis://admin:hunter2@127.0.0.1:1', 'artemis+ssl://admin:hunter2@127.0.0.1:1']) {
       const transport = await coreTransportFromUrl(url);
-      assert.ok(transport instanceof ArtemisTransport);
+      assert.ok(transport instanceof ArtemisTransport, url);
       assert.equal(transport.rules.name, 'artemis');
       assert.doesNotMatch(transport.target, /hunter2/);
       await transport.close();
     }
     const direct = transportFromUrl(new URL('artemis://127.0.0.1:1'));
-    assert.ok(direct instanceof ArtemisTransport);
+    assert.ok(direct instanceof ArtemisTransport, 'transportFromUrl builds an ArtemisTransport');
     await direct.close();
   });
 

@@ -46,6 +46,11 @@ export async function withBroker<T>(command: Command, settings: GlobalSettings, 
     call: (what, operation) => bounded(operation, settings.timeoutMs, what, where, describe),
   };
   try {
+    // Honest start-up: an unreachable broker, an unknown host or a refused
+    // login is one clear line before any work, never a silent retry loop.
+    await transport.connect({ timeoutMs: settings.timeoutMs }).catch((error: unknown) => {
+      throw new OperationalError(describe(error));
+    });
     return await work(broker);
   } catch (error) {
     if (error instanceof UsageError || error instanceof OperationalError) throw error;

@@ -18,6 +18,9 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'kafka:': '@babelqueue/kafka',
   'artemis:': '@babelqueue/artemis',
   'artemis+ssl:': '@babelqueue/artemis',
+  'sb:': '@babelqueue/azure-service-bus',
+  'servicebus:': '@babelqueue/azure-service-bus',
+  'azureservicebus:': '@babelqueue/azure-service-bus',
 };
 
 /**
@@ -29,8 +32,6 @@ const NOT_YET: Readonly<Record<string, string>> = {
   'sqs:': 'Amazon SQS',
   'pulsar:': 'Apache Pulsar',
   'pulsar+ssl:': 'Apache Pulsar',
-  'sb:': 'Azure Service Bus',
-  'asb:': 'Azure Service Bus',
 };
 
 /** `memory://<name>` transports of one process share the broker named by the host part. */
