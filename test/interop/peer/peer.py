@@ -16,8 +16,9 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
 default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
-consume --group names its consumer group, default "babelqueue") or pulsar://
-(PulsarTransport over the binary protocol, subscription "babelqueue", Shared).
+consume --group names its consumer group, default "babelqueue"), pulsar://
+(PulsarTransport over the binary protocol, subscription "babelqueue", Shared) or
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton).
 """
 import argparse
 import base64

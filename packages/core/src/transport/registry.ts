@@ -18,6 +18,8 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'kafka:': '@babelqueue/kafka',
   'pulsar:': '@babelqueue/pulsar',
   'pulsar+ssl:': '@babelqueue/pulsar',
+  'artemis:': '@babelqueue/artemis',
+  'artemis+ssl:': '@babelqueue/artemis',
   'sb:': '@babelqueue/azure-service-bus',
   'servicebus:': '@babelqueue/azure-service-bus',
   'azureservicebus:': '@babelqueue/azure-service-bus',
@@ -30,8 +32,6 @@ const PACKAGES: Readonly<Record<string, string>> = {
  */
 const NOT_YET: Readonly<Record<string, string>> = {
   'sqs:': 'Amazon SQS',
-  'artemis:': 'ActiveMQ Artemis',
-  'artemis+ssl:': 'ActiveMQ Artemis',
 };
 
 /** `memory://<name>` transports of one process share the broker named by the host part. */
