@@ -27,7 +27,7 @@ describeInterop({
   transport: (url) => new SqsTransport({ ...parseSqsUrl(url), waitTimeSeconds: 1, logger: silentLogger }),
   dlqName: (queue) => sqsDlqName(queue),
   retryKeepsBody: true,
-  async createQueues(url, queues) {
+  async prepare(url, queues) {
     const sqs = client(url);
     try {
       for (const QueueName of queues) await sqs.send(new CreateQueueCommand({ QueueName }));

@@ -19,8 +19,6 @@ export interface InteropTarget {
   transport(url: string, queue: string): Transport;
   /** Removes what a test left on the broker (queues, keys). */
   cleanup?(url: string, queues: string[]): Promise<void>;
-  /** Creates a test's queues first, on brokers where neither SDK creates them (SQS). */
-  createQueues?(url: string, queues: string[]): Promise<void>;
   /** The dead-letter queue both SDKs use for `queue`. Default `<queue>.dlq`. */
   dlqName?(queue: string): string;
   /**
@@ -29,6 +27,14 @@ export interface InteropTarget {
    * from the native count. Default: a retry writes attempts + 1 into the body.
    */
   readonly retryKeepsBody?: boolean;
+  /**
+   * Creates `queues` before either side touches them, for brokers where the
+   * Python SDK's first publish would otherwise not create a queue (Artemis
+   * auto-creates an address the SDK attaches to without the queue capability
+   * as multicast, and drops what is sent there before anyone subscribed; on SQS
+   * neither SDK creates a queue).
+   */
+  prepare?(url: string, queues: string[]): Promise<void>;
   /**
    * Extra `peer.py consume` arguments for consuming `queue`. On Kafka they name the
    * consumer group, one per queue shared by both sides, so that whichever side
@@ -80,7 +86,7 @@ export function describeInterop(target: InteropTarget): void {
     const queue = async (): Promise<string> => {
       const q = uniqueQueue(`interop-${target.name}`);
       queues.push(q, dlqOf(q));
-      await target.createQueues?.(url, [q, dlqOf(q)]);
+      await target.prepare?.(url, [q, dlqOf(q)]);
       return q;
     };
 
