@@ -90,13 +90,13 @@ export async function redriveMatching(ctx: ActionContext, dlq: string, filter: R
     let end = true;
     let next = from;
     for await (const record of ctx.source.read(dlq, from)) {
-      scanned += 1;
-      next = record.index + 1;
-      if (matches(summarize(record), filter)) chunk.push(record);
       if (chunk.length === CHUNK || scanned >= ctx.scanLimit) {
         end = false;
         break;
       }
+      scanned += 1;
+      next = record.index + 1;
+      if (matches(summarize(record), filter)) chunk.push(record);
     }
     const result = await removeEach(ctx, dlq, chunk, request, []);
     merge(outcome, result);

@@ -32,7 +32,7 @@ export class BadQueryError extends Error {
   override readonly name = 'BadQueryError';
 }
 
-/** The filter in a request's query parameters (`reason`, `urn`, `lang`, `dl_lang`, `from`, `to`, `q`); blank ones are ignored. */
+/** The filter in a request's query parameters (`reason`, `urn`, `lang`, `dl_lang`, `since`, `until`, `q`); blank ones are ignored. */
 export function parseFilter(query: (name: string) => string | undefined): RecordFilter {
   const value = (name: string) => {
     const raw = query(name)?.trim();
@@ -53,8 +53,8 @@ export function parseFilter(query: (name: string) => string | undefined): Record
   set('urn', value('urn'));
   set('lang', value('lang'));
   set('deadLetterLang', value('dl_lang'));
-  set('from', time('from'));
-  set('to', time('to'));
+  set('from', time('since'));
+  set('to', time('until'));
   set('text', value('q'));
   return filter as RecordFilter;
 }

@@ -63,6 +63,14 @@ async function inQueueOrder(source: RecordSource, dlq: string, query: PageQuery,
   let limited = false;
   let hasMore = false;
   for await (const record of source.read(dlq, query.from)) {
+    if (scanned >= limits.scanLimit) {
+      // One more record exists past the limit: the next page starts at it.
+      limited = true;
+      complete = false;
+      next = record.index;
+      hasMore = true;
+      break;
+    }
     scanned += 1;
     const summary = summarize(record);
     if (matches(summary, query.filter)) {
@@ -73,13 +81,6 @@ async function inQueueOrder(source: RecordSource, dlq: string, query: PageQuery,
         break;
       }
       records.push(clipped(summary));
-    }
-    if (scanned >= limits.scanLimit) {
-      limited = true;
-      complete = false;
-      next = record.index + 1;
-      hasMore = true;
-      break;
     }
   }
   return { mode: source.mode, records, depth, from: query.from, scanned, matched: records.length, complete, limited, has_more: hasMore, next };
@@ -95,15 +96,15 @@ async function sorted(source: RecordSource, dlq: string, query: PageQuery, limit
   let matched = 0;
   let complete = true;
   for await (const record of source.read(dlq, 0)) {
+    if (scanned >= limits.scanLimit) {
+      complete = false;
+      break;
+    }
     scanned += 1;
     const summary = summarize(record);
     if (matches(summary, query.filter)) {
       matched += 1;
       insert(best, clipped(summary), keep, (a, b) => compare(query.sort, a, b));
-    }
-    if (scanned >= limits.scanLimit) {
-      complete = false;
-      break;
     }
   }
   return {

@@ -35,6 +35,10 @@ export async function readStats(source: RecordSource, dlq: string, filter: Recor
   const bump = (into: Record<string, number>, key: string) => (into[key] = (into[key] ?? 0) + 1);
   if (source.mode !== 'none') {
     for await (const record of source.read(dlq, 0)) {
+      if (scanned >= scanLimit) {
+        complete = false;
+        break;
+      }
       scanned += 1;
       const summary = summarize(record);
       if (matches(summary, filter)) {
@@ -47,10 +51,6 @@ export async function readStats(source: RecordSource, dlq: string, filter: Recor
           oldest = oldest === null ? summary.failed_at : Math.min(oldest, summary.failed_at);
           newest = newest === null ? summary.failed_at : Math.max(newest, summary.failed_at);
         }
-      }
-      if (scanned >= scanLimit) {
-        complete = false;
-        break;
       }
     }
   }

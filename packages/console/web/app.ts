@@ -109,7 +109,7 @@ function filterParams(): URLSearchParams {
     const value = String(form.get(name) ?? '').trim();
     if (value !== '') params.set(name, value);
   }
-  for (const name of ['from', 'to']) {
+  for (const name of ['since', 'until']) {
     const value = String(form.get(name) ?? '');
     if (value !== '') params.set(name, String(new Date(value).getTime()));
   }
