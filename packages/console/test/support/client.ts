@@ -18,7 +18,7 @@ export class ConsoleClient {
   }
 
   async get(path: string, query: Record<string, string | number> = {}): Promise<{ status: number; body: any }> {
-    const params = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+    const params = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
     return this.json('GET', `${path}${params.size > 0 ? `?${params}` : ''}`);
   }
 
