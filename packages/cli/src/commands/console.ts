@@ -45,7 +45,7 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
   }
   const scanLimit = cli.integer('scan-limit', 1);
   const module = await load();
-  return withBroker('console', cli.global, async (broker) => {
+  return withBroker('console', { ...cli.global, url: forDrains(cli.global.url) }, async (broker) => {
     const running = await module.startConsole({
       transport: broker.transport,
       queues: cli.strings('queue'),
@@ -78,6 +78,16 @@ async function load(): Promise<ConsolePackage> {
   }
   if (typeof module.startConsole !== 'function') throw new OperationalError(`${PACKAGE} does not export startConsole; update it`);
   return module as ConsolePackage;
+}
+
+/**
+ * A Kafka URL without `ordering` gets `ordering=none`: the console's redrive
+ * and delete drain the DLQ and hold what they take, and with the default
+ * per-partition ordering they would get one record per partition.
+ */
+function forDrains(url: string): string {
+  if (!/^kafka:\/\//i.test(url) || /[?&]ordering=/.test(url)) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}ordering=none`;
 }
 
 function stopped(signal: AbortSignal | undefined): Promise<void> {
