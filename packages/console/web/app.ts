@@ -169,7 +169,7 @@ function renderPage(): void {
     const box = el('input');
     box.type = 'checkbox';
     box.checked = selected.has(key);
-    box.setAttribute('aria-label', `select record ${record.index}`);
+    box.setAttribute('aria-label', `select record ${record.index + 1}`);
     box.addEventListener('click', (event) => event.stopPropagation());
     box.addEventListener('change', () => {
       if (box.checked) selected.set(key, { index: record.index, hash: record.hash });
@@ -180,7 +180,7 @@ function renderPage(): void {
     const lang = `${record.lang ?? '?'} → ${record.dead_letter_lang ?? '?'}`;
     const tr = el('tr', { testid: 'record-row' },
       el('td', { class: 'check' }, box),
-      el('td', { class: 'mono', title: record.location ?? '' }, String(record.index)),
+      el('td', { class: 'mono', title: record.location ?? '' }, String(record.index + 1)),
       el('td', { class: 'nowrap' }, time(record.failed_at)),
       el('td', {}, reasonBadge(record)),
       el('td', { class: 'mono' }, record.urn ?? '—'),
@@ -308,7 +308,7 @@ function lineChart(host: HTMLElement, samples: { t: number; depth: number }[]): 
 async function openDetail(record: Summary): Promise<void> {
   const panel = $('detail');
   const body = $('detail-body');
-  $('detail-title').textContent = `Record #${record.index}${record.urn ? ` · ${record.urn}` : ''}`;
+  $('detail-title').textContent = `Record #${record.index + 1}${record.urn ? ` · ${record.urn}` : ''}`;
   body.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
   panel.hidden = false;
   try {
@@ -332,7 +332,7 @@ function detailView(record: Detail): Node[] {
     ['dead-lettered in', record.dead_letter_lang ?? '—'],
     ['trace_id', record.trace_id ?? '—'],
     ['meta.id', record.message_id ?? '—'],
-    ['position', `${record.index}${record.location ? ` (${record.location})` : ''}`],
+    ['position', `${record.index + 1} from the head${record.location ? ` (${record.location})` : ''}`],
     ['size', `${n(record.size)} bytes · sha256 ${record.hash}…`],
   ];
   const out: Node[] = [el('h3', {}, 'Summary'), definitionList(facts)];
