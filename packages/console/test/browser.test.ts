@@ -108,7 +108,7 @@ describe('the console in headless Chromium, over Redis, with a running App', { s
     await rows(page).nth(6).click();
     await page.waitForSelector('[data-testid=envelope]');
     assert.match(await page.locator('[data-testid=envelope]').innerText(), /<img src=x onerror=/);
-    assert.equal(await page.evaluate(() => (window as { __xss?: unknown }).__xss), undefined, 'no injected script ran');
+    assert.equal(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss), undefined, 'no injected script ran');
     assert.equal(await page.locator('#rows img, #rows script, #rows b, #detail img, #detail script, #detail b').count(), 0, 'no markup became elements');
     await page.screenshot({ path: join(ARTIFACTS, '4-xss-inert.png') });
     await page.click('[data-testid=detail-close]');
@@ -146,7 +146,7 @@ describe('the console in headless Chromium, over Redis, with a running App', { s
     await until(async () => /purge: 6 deleted/.test(await page.locator('[data-testid=toast]').innerText()), 10_000, 'the purge toast');
     await until(async () => (await rows(page).count()) === 0, 10_000, 'an empty table');
     assert.equal(await consoleTransport.depth(dlq), 0);
-    assert.equal(await page.evaluate(() => (window as { __xss?: unknown }).__xss), undefined);
+    assert.equal(await page.evaluate(() => (globalThis as { __xss?: unknown }).__xss), undefined);
     await page.screenshot({ path: join(ARTIFACTS, '6-purged.png') });
   });
 });
