@@ -9,5 +9,6 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/redis', 'redis', 'RedisTransport'],
   ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
   ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
+  ['@babelqueue/console', 'console', 'startConsole'],
   ['babelqueue', 'cli', 'main'],
 ];
