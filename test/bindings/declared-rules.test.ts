@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { InMemoryTransport, type Transport } from '@babelqueue/core';
 import { AzureServiceBusTransport } from '@babelqueue/azure-service-bus';
 import { KafkaTransport } from '@babelqueue/kafka';
+import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
 
@@ -30,6 +31,7 @@ const transports: [string, () => Transport][] = [
   ['rabbitmq', () => new RabbitMqTransport({ url: 'amqp://127.0.0.1:1' })],
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
+  ['pulsar', () => new PulsarTransport({ url: 'pulsar://127.0.0.1:1' })],
   ['asb', () => new AzureServiceBusTransport({ connectionString: 'Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v' })],
 ];
 
