@@ -190,7 +190,7 @@ describe('console API over the in-memory transport', () => {
         const moved = await client.post('/api/redrive', { dlq: 'orders.dlq', matching: { urn: 'mail' } });
         assert.equal(moved.body.redriven, 150);
         assert.equal(transport.messages('orders').length, 150);
-        assert.ok(transport.messages('orders').every((b) => b.toString().includes('urn:babel:mail:send')));
+        assert.ok(transport.messages('orders').every((b) => b.toString().includes('urn:babel:mail:send')), 'only the matching URN moved');
         assert.equal(transport.messages('orders.dlq').length, 300);
         const rows = (await client.get('/api/records', { dlq: 'orders.dlq', limit: 3 })).body.records;
         const deleted = await client.post('/api/delete', { dlq: 'orders.dlq', records: rows.map((r: any) => ({ index: r.index, hash: r.hash })) });
@@ -350,7 +350,7 @@ describe('console API over the in-memory transport', () => {
 
     it('refuses to listen beyond loopback without authentication, before it listens', async () => {
       await assert.rejects(startConsole({ transport: new InMemoryTransport(), host: '0.0.0.0', port: 0 }), (error: unknown) => {
-        assert.ok(error instanceof ConfigurationError);
+        assert.ok(error instanceof ConfigurationError, 'a ConfigurationError');
         assert.match(error.message, /needs authentication/);
         return true;
       });

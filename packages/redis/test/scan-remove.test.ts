@@ -34,7 +34,7 @@ describe('redis scan, depth and remove (the DLQ console)', { skip: b.skip }, () 
     const records = await all(t.scan(q, { offset: 495 }));
     assert.equal(records.length, 1210 - 495);
     assert.deepEqual(records.map((r) => r.index), Array.from({ length: 1210 - 495 }, (_, i) => 495 + i));
-    assert.ok(records.every((r, i) => r.body.equals(bodies[495 + i]!)));
+    assert.ok(records.every((r, i) => r.body.equals(bodies[495 + i]!)), 'every body in order');
     assert.deepEqual(records[700 - 495]!.headers, { traceparent: TP });
     assert.deepEqual(records[0]!.headers, {});
     assert.equal(await t.depth(q), 1210);
