@@ -13,5 +13,6 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/pulsar', 'pulsar', 'PulsarTransport'],
   ['@babelqueue/artemis', 'artemis', 'ArtemisTransport'],
   ['@babelqueue/azure-service-bus', 'azure-service-bus', 'AzureServiceBusTransport'],
+  ['@babelqueue/console', 'console', 'startConsole'],
   ['babelqueue', 'cli', 'main'],
 ];
