@@ -9,5 +9,9 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/redis', 'redis', 'RedisTransport'],
   ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
   ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
+  ['@babelqueue/otel', 'otel', 'otelInstrumentation'],
+  ['@babelqueue/gdpr', 'gdpr', 'protect'],
+  ['@babelqueue/idempotency', 'idempotency', 'RedisIdempotencyStore'],
+  ['@babelqueue/outbox', 'outbox', 'OutboxRelay'],
   ['babelqueue', 'cli', 'main'],
 ];
