@@ -101,30 +101,37 @@ describe('RedisIdempotencyStore on real Redis', { skip: redisLab.skip }, () => {
 describe('PostgresIdempotencyStore on real PostgreSQL', { skip: postgresLab.skip }, () => {
   let pool: pg.Pool;
   const table = uniqueQueue('idem').replaceAll('-', '_');
+  // The default table name in a schema of this run's own, so other runs and
+  // the README example (which use public.babelqueue_idempotency) never meet it.
+  const schema = uniqueQueue('s').replaceAll('-', '_');
   before(async () => {
     pool = new pg.Pool({ connectionString: postgresLab.url!, max: 4 });
+    await pool.query(`CREATE SCHEMA ${schema}`);
   });
   after(async () => {
     await pool.query(`DROP TABLE IF EXISTS ${table}`);
-    await pool.query('DROP TABLE IF EXISTS babelqueue_idempotency');
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await pool.end();
   });
 
   test('the default table is babelqueue_idempotency(message_id PK, created_at, expires_at NULL)', async () => {
-    const store = new PostgresIdempotencyStore(pool);
+    assert.equal(new PostgresIdempotencyStore(pool).table, 'babelqueue_idempotency');
+    const store = new PostgresIdempotencyStore(pool, { table: `${schema}.babelqueue_idempotency` });
     await store.createTable();
     await store.createTable(); // idempotent
     const { rows } = await pool.query(
-      `SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_name = 'babelqueue_idempotency' ORDER BY ordinal_position`,
+      `SELECT column_name, data_type, is_nullable FROM information_schema.columns
+       WHERE table_schema = $1 AND table_name = 'babelqueue_idempotency' ORDER BY ordinal_position`,
+      [schema],
     );
     assert.deepEqual(rows.map((r) => [r.column_name, r.is_nullable]), [['message_id', 'NO'], ['created_at', 'NO'], ['expires_at', 'YES']]);
     const pk = await pool.query(
       `SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
-       WHERE i.indrelid = 'babelqueue_idempotency'::regclass AND i.indisprimary`,
+       WHERE i.indrelid = '${schema}.babelqueue_idempotency'::regclass AND i.indisprimary`,
     );
     assert.deepEqual(pk.rows.map((r) => r.attname), ['message_id']);
     await store.remember('f1e2d3c4-b5a6-4789-90ab-cdef01234567');
-    const row = await pool.query('SELECT message_id, expires_at FROM babelqueue_idempotency');
+    const row = await pool.query(`SELECT message_id, expires_at FROM ${schema}.babelqueue_idempotency`);
     assert.deepEqual(row.rows, [{ message_id: 'f1e2d3c4-b5a6-4789-90ab-cdef01234567', expires_at: null }]);
   });
 

@@ -91,8 +91,10 @@ describe('PostgresOutboxStore on real PostgreSQL, relayed to real Redis', { skip
     redis = new Redis(redisLab.url!);
   });
   after(async () => {
-    for (const t of tables) await pool.query(`DROP TABLE IF EXISTS ${t} CASCADE`);
-    await pool.query('DROP TABLE IF EXISTS outbox_marks');
+    for (const t of tables) {
+      await pool.query(`DROP TABLE IF EXISTS ${t} CASCADE`);
+      await pool.query(`DROP FUNCTION IF EXISTS ${t}_mark()`);
+    }
     if (queues.length > 0) await redis.del(...queues);
     await pool.end();
     redis.disconnect();
@@ -148,9 +150,10 @@ describe('PostgresOutboxStore on real PostgreSQL, relayed to real Redis', { skip
     const store = new PostgresOutboxStore(pool, { table, claimMs: 1500 });
     await store.createTable();
     // Every change of published_at is recorded, so a second marking would show.
-    await pool.query('CREATE TABLE IF NOT EXISTS outbox_marks (tbl TEXT, id BIGINT)');
+    const marksTable = newTable();
+    await pool.query(`CREATE TABLE ${marksTable} (id BIGINT)`);
     await pool.query(`CREATE OR REPLACE FUNCTION ${table}_mark() RETURNS trigger AS $$
-      BEGIN INSERT INTO outbox_marks VALUES ('${table}', NEW.id); RETURN NEW; END $$ LANGUAGE plpgsql`);
+      BEGIN INSERT INTO ${marksTable} VALUES (NEW.id); RETURN NEW; END $$ LANGUAGE plpgsql`);
     await pool.query(`CREATE TRIGGER ${table}_marks AFTER UPDATE OF published_at ON ${table}
       FOR EACH ROW WHEN (NEW.published_at IS DISTINCT FROM OLD.published_at) EXECUTE FUNCTION ${table}_mark()`);
     const queue = uniqueQueue('outbox-race');
@@ -191,7 +194,7 @@ describe('PostgresOutboxStore on real PostgreSQL, relayed to real Redis', { skip
     const published = (await redis.lrangeBuffer(queue, 0, -1)).map((b) => b.toString('utf8'));
     assert.deepEqual(new Set(published), bodies, 'every row reached the broker, byte-for-byte');
     assert.ok(published.length >= total && published.length <= total + 10, `at-least-once: duplicates only from the killed batch (${published.length})`);
-    const marks = await pool.query('SELECT id, count(*)::int AS n FROM outbox_marks WHERE tbl = $1 GROUP BY id', [table]);
+    const marks = await pool.query(`SELECT id, count(*)::int AS n FROM ${marksTable} GROUP BY id`);
     assert.equal(marks.rows.length, total, 'every row marked published');
     assert.ok(marks.rows.every((r) => r.n === 1), 'no row marked twice');
   });
