@@ -24,8 +24,8 @@ describe('dual ESM + CJS packages with types', { skip }, () => {
       const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from ${JSON.stringify(name)}; process.stdout.write(typeof m.${symbol})`], { cwd: root, encoding: 'utf8' });
       assert.equal(cjs, 'function');
       assert.equal(esm, 'function');
-      assert.ok(existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts')));
-      assert.ok(existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts')));
+      assert.ok(existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts')), "existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts'))");
+      assert.ok(existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts')), "existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts'))");
     });
   }
 });

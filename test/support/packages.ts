@@ -13,5 +13,6 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/gdpr', 'gdpr', 'protect'],
   ['@babelqueue/idempotency', 'idempotency', 'RedisIdempotencyStore'],
   ['@babelqueue/outbox', 'outbox', 'OutboxRelay'],
+  ['@babelqueue/azure-service-bus', 'azure-service-bus', 'AzureServiceBusTransport'],
   ['babelqueue', 'cli', 'main'],
 ];

@@ -59,7 +59,7 @@ describe('the babelqueue executable', () => {
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^babelqueue: --max must be an integer >= 1, got "many"\nUsage: babelqueue consume/);
-    assert.ok(r.stderr.split('\n').length < 6);
+    assert.ok(r.stderr.split('\n').length < 6, "r.stderr.split('\\n').length < 6");
   });
 
   test('dlq, consume and publish refuse memory:// (exit 2, naming --url and BABELQUEUE_URL) instead of reporting an empty broker', async () => {
@@ -84,10 +84,10 @@ describe('the babelqueue executable', () => {
   });
 
   test('a binding not shipped yet is exit 1 saying so, never naming an npm package', async () => {
-    const r = await babelqueue(['dlq', 'list', '--url', 'sb://user:pw-secret@ns.servicebus.windows.net']);
+    const r = await babelqueue(['dlq', 'list', '--url', 'artemis://user:pw-secret@127.0.0.1:5673']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^babelqueue: the Azure Service Bus binding \("sb:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
-    assert.ok(!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret'));
+    assert.match(r.stderr, /^babelqueue: the ActiveMQ Artemis binding \("artemis:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
+    assert.ok(!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret'), "!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret')");
   });
 
   const redis = existsSync(join(repoRoot, 'packages/redis/src/index.ts'));

@@ -92,7 +92,7 @@ for (const [name, wrong, reason] of WRONG_LOGIN) {
         assert.equal(r.err.split('\n').filter((line) => line !== '').length, 1, r.err);
         assert.match(r.err, /^babelqueue: cannot connect to /);
         assert.match(r.err, reason);
-        assert.ok(!r.err.includes('hunter2'));
+        assert.ok(!r.err.includes('hunter2'), "!r.err.includes('hunter2')");
         assert.doesNotMatch(r.err, /\n\s+at /);
       }
     });

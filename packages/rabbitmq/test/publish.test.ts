@@ -31,7 +31,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     await transport.publish({ body, queue: q, projection, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
     const [message, ...rest] = await raw.drain(q);
     assert.equal(rest.length, 0);
-    assert.ok(message);
+    assert.ok(message, "message");
     assert.ok(message.content.equals(body), 'body is byte-identical');
     const p = message.properties;
     assert.equal(p.type, projection.urn);
@@ -75,7 +75,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     assert.ok(waited >= 390, `arrived after ${waited} ms`);
     assert.ok(waited < 2400, `arrived after ${waited} ms`);
     const [message] = await raw.drain(q);
-    assert.ok(message!.content.equals(body));
+    assert.ok(message!.content.equals(body), "message!.content.equals(body)");
     assert.equal(message!.properties.type, 'urn:babel:t:x');
   });
 
@@ -84,7 +84,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     await raw.channel.assertQueue(q, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
     await assert.rejects(transport.publish({ body, queue: q, projection }), (error: unknown) => {
-      assert.ok(error instanceof PublishNotConfirmedError);
+      assert.ok(error instanceof PublishNotConfirmedError, "error instanceof PublishNotConfirmedError");
       assert.match(error.message, /refused it \(basic\.nack\)/);
       return true;
     });
@@ -117,7 +117,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     // The broker's own dead-lettering (TTL expiry here) still moves it.
     await raw.waitForCount(nativeDlq, 1, 5000);
     const [message] = await raw.drain(nativeDlq);
-    assert.ok(message!.content.equals(body));
+    assert.ok(message!.content.equals(body), "message!.content.equals(body)");
   });
 
   it('resolves without waiting for the confirm when confirm is off', async () => {
@@ -156,7 +156,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
       const q = 'bq-rmq-unreachable';
       const { body, projection } = envelope('urn:babel:t:x', {}, q);
       await assert.rejects(down.publish({ body, queue: q, projection }), (error: unknown) => {
-        assert.ok(error instanceof RabbitMqUnavailableError);
+        assert.ok(error instanceof RabbitMqUnavailableError, "error instanceof RabbitMqUnavailableError");
         assert.match(error.message, /amqp:\/\/alice:\*\*\*@127\.0\.0\.1:1/);
         assert.doesNotMatch(error.message, /s3cr3t/);
         return true;
@@ -175,14 +175,14 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
       const { body, projection } = envelope('urn:babel:t:x', {}, q);
       const started = Date.now();
       await assert.rejects(wrong.publish({ body, queue: q, projection }), (error: unknown) => {
-        assert.ok(error instanceof RabbitMqUnavailableError);
+        assert.ok(error instanceof RabbitMqUnavailableError, "error instanceof RabbitMqUnavailableError");
         assert.match(error.message, /ACCESS.REFUSED/);
         assert.doesNotMatch(error.message, /definitely-wrong-pw/);
         return true;
       });
       // Refused before any connection succeeded: final, consumers do not spin.
       await assert.rejects(wrong.consume(q, async () => undefined, { concurrency: 1, signal: new AbortController().signal }), /ACCESS.REFUSED/);
-      assert.ok(Date.now() - started < 5000);
+      assert.ok(Date.now() - started < 5000, "Date.now() - started < 5000");
     } finally {
       await wrong.close();
     }

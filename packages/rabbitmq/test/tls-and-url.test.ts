@@ -85,17 +85,17 @@ describe('RabbitMQ over TLS (amqps://) and from a URL', { skip: rabbit.skip }, (
 
   it('is what the core registry builds for amqp:// and amqps:// URLs', async () => {
     const fromCore = await coreTransportFromUrl(url);
-    assert.ok(fromCore instanceof RabbitMqTransport);
+    assert.ok(fromCore instanceof RabbitMqTransport, "fromCore instanceof RabbitMqTransport");
     assert.equal(fromCore.rules.name, 'rabbitmq');
     await fromCore.close();
     const tls = transportFromUrl(new URL(amqpsUrl()), { tls: { ca: cert } });
-    assert.ok(tls instanceof RabbitMqTransport);
+    assert.ok(tls instanceof RabbitMqTransport, "tls instanceof RabbitMqTransport");
     await tls.close();
   });
 
   it('refuses a URL that is not amqp:// or amqps://, without echoing its password', () => {
     assert.throws(() => new RabbitMqTransport({ url: 'http://u:topsecret@h/' }), (error: unknown) => {
-      assert.ok(error instanceof ConfigurationError);
+      assert.ok(error instanceof ConfigurationError, "error instanceof ConfigurationError");
       assert.doesNotMatch(String(error), /topsecret/);
       return true;
     });

@@ -101,7 +101,7 @@ for (const layout of ['legacy', 'zset'] as const) {
       await redis.set(keys.dlq(`${q}.dlq`), 'wrong type');
       await redis.rpush(keys.ready(q), 'poison body');
       await a.consume({ idleMs: 300 });
-      assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dead-letter write failed')));
+      assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dead-letter write failed')), "logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dead-letter write failed'))");
       assert.equal(await redis.exists(keys.reserved(q)), 1, 'still reserved');
       await redis.del(keys.dlq(`${q}.dlq`));
       await sleep(2100);
@@ -219,7 +219,7 @@ describe('redis layouts: what differs through createApp', { skip: b.skip }, () =
     const delayed = await withScores(redis, `queues:${q}:delayed`);
     assert.equal(delayed.length, 1);
     assert.equal((JSON.parse(delayed[0]![0].toString()) as { attempts: number }).attempts, 1);
-    assert.ok(Number(delayed[0]![1]) >= Math.floor(Date.now() / 1000) + 1);
+    assert.ok(Number(delayed[0]![1]) >= Math.floor(Date.now() / 1000) + 1, "Number(delayed[0]![1]) >= Math.floor(Date.now() / 1000) + 1");
     await a.consume({ idleMs: 3500, maxMessages: 1 });
     assert.equal(calls, 2);
     await a.close();
@@ -246,7 +246,7 @@ describe('redis layouts: what differs through createApp', { skip: b.skip }, () =
     const started = Date.now();
     await a.consume({ maxMessages: 2, idleMs: 3000 });
     assert.deepEqual(seen, [1, 2]);
-    assert.ok(Date.now() - started < 5000);
+    assert.ok(Date.now() - started < 5000, "Date.now() - started < 5000");
     await a.close();
   });
 

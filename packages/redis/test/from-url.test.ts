@@ -29,7 +29,7 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
 
   it("is what the core's URL registry builds for redis:// (legacy by default)", async () => {
     const t = await coreTransportFromUrl(b.url!);
-    assert.ok(t instanceof RedisTransport);
+    assert.ok(t instanceof RedisTransport, "t instanceof RedisTransport");
     assert.equal(t.rules.name, 'redis-legacy');
     await t.close();
   });
@@ -38,7 +38,7 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
     const fromString = transportFromUrl(`${b.url!}?layout=zset`);
     const fromUrl = transportFromUrl(new URL(`${b.url!}?layout=zset`));
     for (const t of [fromString, fromUrl]) {
-      assert.ok(t instanceof RedisTransport);
+      assert.ok(t instanceof RedisTransport, "t instanceof RedisTransport");
       assert.equal(t.layout, 'zset');
     }
     await Promise.all([fromString.close(), fromUrl.close()]);

@@ -66,7 +66,7 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
     await a.publish(URN, { order_id: 1042, note: 'café ☕ / <b>' });
     const published = (await redis.lrangeBuffer(`queues:${q}`, 0, -1))[0]!;
     const popped = laravelPop(q, 'delete');
-    assert.ok(popped);
+    assert.ok(popped, "popped");
     assert.deepEqual(popped.job, published);
     assert.equal(popped.attempts, 1);
     await clean(q);
@@ -135,7 +135,7 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
     assert.equal(await redis.zcard(`queues:${q}:delayed`), 1);
     await sleep(1100);
     const popped = laravelPop(q, 'delete');
-    assert.ok(popped);
+    assert.ok(popped, "popped");
     assert.equal(popped.attempts, 2);
     assert.deepEqual(popped.job, withAttempts(original, 1));
     await clean(q);

@@ -16,6 +16,9 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'amqp:': '@babelqueue/rabbitmq',
   'amqps:': '@babelqueue/rabbitmq',
   'kafka:': '@babelqueue/kafka',
+  'sb:': '@babelqueue/azure-service-bus',
+  'servicebus:': '@babelqueue/azure-service-bus',
+  'azureservicebus:': '@babelqueue/azure-service-bus',
 };
 
 /**
@@ -29,8 +32,6 @@ const NOT_YET: Readonly<Record<string, string>> = {
   'pulsar+ssl:': 'Apache Pulsar',
   'artemis:': 'ActiveMQ Artemis',
   'artemis+ssl:': 'ActiveMQ Artemis',
-  'sb:': 'Azure Service Bus',
-  'asb:': 'Azure Service Bus',
 };
 
 /** `memory://<name>` transports of one process share the broker named by the host part. */

@@ -8,7 +8,7 @@ describe('deadLetterBlock', () => {
     const block = deadLetterBlock({ reason: 'failed', error: 'Payment gateway timeout', exception: 'GatewayTimeout', originalQueue: 'orders', attempts: 3 });
     assert.deepEqual(Object.keys(block), ['reason', 'error', 'exception', 'failed_at', 'original_queue', 'attempts', 'lang']);
     assert.equal(block.lang, 'node');
-    assert.ok(Number.isInteger(block.failed_at) && block.failed_at >= before && block.failed_at <= Date.now());
+    assert.ok(Number.isInteger(block.failed_at) && block.failed_at >= before && block.failed_at <= Date.now(), "Number.isInteger(block.failed_at) && block.failed_at >= before && block.failed_at <= Date.now()");
     assert.deepEqual(
       { ...block, failed_at: 0 },
       { reason: 'failed', error: 'Payment gateway timeout', exception: 'GatewayTimeout', failed_at: 0, original_queue: 'orders', attempts: 3, lang: 'node' },
@@ -59,7 +59,7 @@ describe('annotate', () => {
     });
     assert.equal(SchemaValidator.check(copy), null);
     const encoded = EnvelopeCodec.encode(copy);
-    assert.ok(encoded.startsWith(EnvelopeCodec.encode(env).slice(0, -1) + ',"dead_letter":{"reason":"failed"'));
+    assert.ok(encoded.startsWith(EnvelopeCodec.encode(env).slice(0, -1) + ',"dead_letter":{"reason":"failed"'), "encoded.startsWith(EnvelopeCodec.encode(env).slice(0, -1) + ',\"dead_letter\":{\"reason\":\"failed\"')");
   });
 
   test('replaces an existing block', () => {

@@ -160,7 +160,7 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.deepEqual(transport.messages(DLQ).map((b) => JSON.parse(b.toString()).meta.id).sort(), ['b', 'c']);
     assert.deepEqual(transport.broker.stats(DLQ), { ready: 2, delayed: 0, inFlight: 0 });
     // The restored b is the record byte for byte, dead_letter and attempts kept.
-    assert.ok(texts(transport, DLQ).includes(record('b', { originalQueue: 'q' })));
+    assert.ok(texts(transport, DLQ).includes(record('b', { originalQueue: 'q' })), "texts(transport, DLQ).includes(record('b', { originalQueue: 'q' }))");
   });
 
   test('a failed write back to the DLQ leaves that record (and the rest) unsettled and rethrows', async () => {
@@ -188,7 +188,7 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     const [a, b] = transport.broker.ready('q');
     assert.deepEqual(a?.headers, { traceparent, [REPLAY_BYPASS_HEADER]: '1' });
     assert.deepEqual(b?.headers, { [REPLAY_BYPASS_HEADER]: '1' });
-    assert.ok(!a?.body.includes(REPLAY_BYPASS_HEADER));
+    assert.ok(!a?.body.includes(REPLAY_BYPASS_HEADER), "!a?.body.includes(REPLAY_BYPASS_HEADER)");
 
     const plain = await dlqWith([record('c', { originalQueue: 'q' })]);
     const r2 = await redrive(plain, { from: DLQ, ...FAST });

@@ -82,7 +82,7 @@ describe('App end to end on the in-memory transport', () => {
     await app.consume({ idleMs: 100 });
     assert.deepEqual(events, ['failed:failed:3:0']);
     const [record] = transport.messages('orders.dlq');
-    assert.ok(record && last);
+    assert.ok(record && last, "record && last");
     const text = record.toString('utf8');
     // The delivered bytes with attempts set to the counted attempt, then the block.
     const delivered = last.toString('utf8').replace(/"attempts":2}$/, '"attempts":3}');
@@ -191,7 +191,7 @@ describe('App end to end on the in-memory transport', () => {
         assert.equal(record.dead_letter.attempts, 1);
         check(record);
         assert.equal(transport.broker.stats('orders').ready, 0, 'never retried');
-        assert.ok(!logger.text().includes(SECRET));
+        assert.ok(!logger.text().includes(SECRET), "!logger.text().includes(SECRET)");
       });
     }
 
@@ -208,7 +208,7 @@ describe('App end to end on the in-memory transport', () => {
       await transport.publishRaw('orders', Buffer.from('not json'));
       await app.consume({ idleMs: 50 });
       assert.equal(transport.broker.stats('orders').ready, 0);
-      assert.ok(logger.lines.some((l) => l.message === 'dropped' && /poison/.test(String(l.fields.why))));
+      assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dropped') && /poison/.test(String(l.fields.why))), "logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dropped') && /poison/.test(...");
     });
   });
 
@@ -249,7 +249,7 @@ describe('App end to end on the in-memory transport', () => {
     await app.consume({ maxMessages: 1, idleMs: 20 });
     assert.equal(transport.messages('orders.dlq').length, 0);
     assert.equal(transport.broker.stats('orders').delayed + transport.broker.stats('orders').ready, 1, 'kept');
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message)));
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message))");
     refuse = false;
     await app.consume({ idleMs: 100 });
     assert.equal(transport.messages('orders.dlq').length, 1);
@@ -264,8 +264,8 @@ describe('App end to end on the in-memory transport', () => {
     transport.broker.purge('orders');
     await transport.publishRaw('orders', Buffer.from(body!.toString().replace('{"job"', '{"timestamp":1,"job"')));
     await app.consume({ idleMs: 50 });
-    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.fields.pointer === '/timestamp'));
-    assert.ok(!logger.text().includes(SECRET));
+    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.fields.pointer === '/timestamp'), "logger.lines.some((l) => l.level === 'warn' && l.fields.pointer === '/timestamp')");
+    assert.ok(!logger.text().includes(SECRET), "!logger.text().includes(SECRET)");
   });
 
   test('concurrency is honoured and a graceful stop loses nothing and acks nothing twice', async () => {
@@ -362,7 +362,7 @@ describe('the worker survives what it cannot settle', () => {
     }, options);
     await app.consume({ idleMs: 300 });
     assert.equal(calls, 3, 'the first message ran again after its failed settle');
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)));
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message))");
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
 
@@ -387,7 +387,7 @@ describe('the worker survives what it cannot settle', () => {
     }), options);
     await app.consume({ idleMs: 100 });
     assert.equal(calls, 1);
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)));
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message))");
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
 

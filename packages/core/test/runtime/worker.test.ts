@@ -45,7 +45,7 @@ describe('handler timeout (handlerTimeoutMs)', () => {
     await app.publish(URN, { n: 1 });
     await app.consume({ idleMs: 300 });
     assert.equal(reasons.length, 2, 'both deliveries were aborted');
-    assert.ok(reasons.every((r) => r instanceof HandlerTimeoutError));
+    assert.ok(reasons.every((r) => r instanceof HandlerTimeoutError), "reasons.every((r) => r instanceof HandlerTimeoutError)");
     const [record] = transport.messages('orders.dlq');
     const dl = json(record!).dead_letter;
     assert.equal(dl.reason, 'failed');
@@ -145,7 +145,7 @@ describe('error detail', () => {
     assert.equal(retry?.fields.error, 'Error: charge failed');
     assert.match(String(retry?.fields.stack), /Error: charge failed\n\s+at /);
     assert.equal(retry?.fields.cause, 'TypeError: socket hang up <- thrown string: ECONNRESET');
-    assert.ok(!logger.text().includes('tok_4242'));
+    assert.ok(!logger.text().includes('tok_4242'), "!logger.text().includes('tok_4242')");
   });
 
   const thrown: [string, unknown, string, string][] = [
@@ -202,7 +202,7 @@ describe('run(): honest start-up and a shutdown with a deadline', () => {
     await assert.rejects(app.run(), (e: Error) =>
       e instanceof ConnectError && e.message === 'cannot connect to fake://u:***@10.0.0.1:1: WRONGPASS invalid username-password pair');
     assert.equal(closed, true);
-    assert.ok(!logger.lines.some((l) => l.message.startsWith('consuming')));
+    assert.ok(!logger.lines.some((l) => l.message.startsWith('consuming')), "!logger.lines.some((l) => l.message.startsWith('consuming'))");
   });
 
   test('a handler that never returns is interrupted at the shutdown deadline; its message is left for redelivery, never acked', async () => {
@@ -219,8 +219,8 @@ describe('run(): honest start-up and a shutdown with a deadline', () => {
     await until(() => signal !== undefined, 'the handler to start');
     controller.abort();
     await running;
-    assert.ok(signal?.aborted);
-    assert.ok(signal?.reason instanceof ShutdownError);
+    assert.ok(signal?.aborted, "signal?.aborted");
+    assert.ok(signal?.reason instanceof ShutdownError, "signal?.reason instanceof ShutdownError");
     assert.equal(transport.broker.stats('orders').ready, 1, 'back on the queue, not acknowledged');
     const left = logger.lines.find((l) => l.message.startsWith('shutdown deadline passed'));
     assert.equal(left?.fields.left, 1);
@@ -295,7 +295,7 @@ describe('plain-JavaScript mistakes are caught at createApp / run', () => {
     const { app, logger } = setup();
     await assert.rejects(app.run({ signal: AbortSignal.abort() }), /no handlers are registered/);
     await app.consume({ idleMs: 10 });
-    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.message.startsWith('no handlers are registered')));
+    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.message.startsWith('no handlers are registered')), "logger.lines.some((l) => l.level === 'warn' && l.message.startsWith('no handlers are registered'))");
   });
 });
 

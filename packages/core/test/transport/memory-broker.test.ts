@@ -24,7 +24,7 @@ describe('MemoryBroker: a faithful little broker', () => {
     const [first] = broker.take('q', 1, 100);
     now += 100;
     const [second] = broker.take('q', 1, 100);
-    assert.ok(first && second);
+    assert.ok(first && second, "first && second");
     assert.equal(second.message.redeliveries, 1);
     assert.equal(broker.ack('q', first.leaseId), false, 'expired lease');
     assert.equal(broker.ack('q', second.leaseId), true);
@@ -48,11 +48,11 @@ describe('MemoryBroker: a faithful little broker', () => {
     const started = Date.now();
     setTimeout(() => broker.push('q', msg('a')), 20);
     await broker.waitFor('q', 5_000, new AbortController().signal);
-    assert.ok(Date.now() - started < 1_000);
+    assert.ok(Date.now() - started < 1_000, "Date.now() - started < 1_000");
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
     await broker.waitFor('other', 5_000, controller.signal);
-    assert.ok(Date.now() - started < 2_000);
+    assert.ok(Date.now() - started < 2_000, "Date.now() - started < 2_000");
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Delivery } from '@babelqueue/core';
+import type { Delivery, ReservationKeeper } from '@babelqueue/core';
 
 /** An ack waiting for the next script call; `args` are the layout's handle values. */
 export interface PendingAck {
@@ -48,8 +48,23 @@ export abstract class Reserver {
   /** A reserve brought deliveries (resets a poll back-off). */
   active(): void {}
 
-  /** Releases what the reserver opened (a blocking connection). */
-  close(): void {}
+  /** Renews the reservations this reserver handed over; undefined when they never expire. */
+  protected keeper: ReservationKeeper | undefined;
+
+  /**
+   * Starts renewing one handed-over reservation with `renew`; it runs until the
+   * delivery is settled (call the returned function) or the reserver closes
+   * (its consume loop ended, the transport closed): a consumer that is gone
+   * renews nothing.
+   */
+  hold(renew: () => Promise<boolean>): () => void {
+    return this.keeper === undefined ? () => undefined : this.keeper.hold(renew);
+  }
+
+  /** Releases what the reserver opened (renewals; a blocking connection in the zset layout). */
+  close(): void {
+    this.keeper?.close();
+  }
 
   attach(link: LoopLink): void {
     this.link = link;
