@@ -78,7 +78,7 @@ describe('spans around publish and process', () => {
     const id = await app.publish(URN, { order_id: 1042 });
 
     const [producer] = byName(`publish ${URN}`);
-    assert.ok(producer);
+    assert.ok(producer, 'a producer span');
     assert.equal(producer.kind, SpanKind.PRODUCER);
     assert.deepEqual(producer.attributes, {
       'messaging.system': 'babelqueue',
@@ -93,7 +93,7 @@ describe('spans around publish and process', () => {
 
     await app.consume({ idleMs: 30 });
     const [consumer] = byName(`process ${URN}`);
-    assert.ok(consumer);
+    assert.ok(consumer, 'a consumer span');
     assert.equal(consumer.kind, SpanKind.CONSUMER);
     assert.equal(consumer.spanContext().traceId, producer.spanContext().traceId);
     assert.equal(consumer.parentSpanContext?.spanId, producer.spanContext().spanId);
@@ -210,7 +210,7 @@ describe('metrics from the runtime decisions', () => {
     const dropped = await lab.points(METRIC.dropped);
     const reasons = dropped.filter((p) => p.attributes['messaging.destination.name'] === 'd').map((p) => p.attributes['messaging.babelqueue.reason']).sort();
     assert.deepEqual(reasons, ['poison', 'unknown_urn']);
-    assert.ok(dropped.every((p) => p.attributes['messaging.babelqueue.urn'] === undefined));
+    assert.ok(dropped.every((p) => p.attributes['messaging.babelqueue.urn'] === undefined), 'no URN label on drops of unknown URNs or poison');
   });
 
   test('tracing and metrics can each be turned off; both off is an empty instrumentation', () => {

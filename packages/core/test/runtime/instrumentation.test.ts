@@ -160,8 +160,8 @@ describe('instrumentation seam', () => {
     assert.equal(ran, 1);
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
     const messages = logger.lines.map((l) => l.message);
-    assert.ok(messages.includes('instrumentation threw at the start of a publish; ignored'));
-    assert.ok(messages.includes('instrumentation threw after a settlement; ignored'));
+    assert.ok(messages.includes('instrumentation threw at the start of a publish; ignored'), 'the publish hook error is logged');
+    assert.ok(messages.includes('instrumentation threw after a settlement; ignored'), 'the settled hook error is logged');
   });
 
   test('a malformed instrumentation fails at createApp', () => {
