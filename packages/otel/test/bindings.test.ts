@@ -1,14 +1,16 @@
 // The producer → consumer span link through each binding's own native metadata
 // on its real broker: the instrumentation only hands riders to
 // PublishOptions.headers and reads Message.headers, so every binding that
-// carries headers carries the traceparent.
+// carries headers carries the traceparent. (SQS: a row here once its binding lands.)
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SpanKind } from '@opentelemetry/api';
 import { createApp, silentLogger, type Message, type Transport } from '@babelqueue/core';
+import { ArtemisTransport } from '@babelqueue/artemis';
 import { AzureServiceBusTransport } from '@babelqueue/azure-service-bus';
 import { KafkaTransport } from '@babelqueue/kafka';
 import { otelInstrumentation } from '@babelqueue/otel';
+import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
 import { configureQueue } from '../../azure-service-bus/test/support/lab.js';
@@ -35,6 +37,8 @@ const ROWS: Row[] = [
     transport: (url, topic) => new KafkaTransport({ url, groupId: `${topic}.g`, logger: silentLogger }),
     waitMs: 20_000,
   },
+  { name: 'Pulsar (message properties)', broker: 'pulsar', transport: (url) => new PulsarTransport({ url, logger: silentLogger }), waitMs: 20_000 },
+  { name: 'Artemis (AMQP 1.0 application properties)', broker: 'artemis', transport: (url) => new ArtemisTransport({ url, logger: silentLogger }) },
   {
     name: 'Azure Service Bus (application properties, stand-in)',
     broker: 'asb',
