@@ -16,5 +16,6 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/idempotency', 'idempotency', 'RedisIdempotencyStore'],
   ['@babelqueue/outbox', 'outbox', 'OutboxRelay'],
   ['@babelqueue/azure-service-bus', 'azure-service-bus', 'AzureServiceBusTransport'],
+  ['@babelqueue/console', 'console', 'startConsole'],
   ['babelqueue', 'cli', 'main'],
 ];

@@ -53,6 +53,8 @@ export type {
   HeaderValue,
   OutgoingMessage,
   RawPublishOptions,
+  ScannedRecord,
+  ScanOptions,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';
