@@ -14,6 +14,15 @@ export type {
 } from './runtime/app.js';
 export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';
 export type { Handler, Message, UrnCatalog } from './runtime/message.js';
+export type {
+  DeliveryEnd,
+  DeliveryScope,
+  DeliveryStart,
+  Instrumentation,
+  PublishResult,
+  PublishScope,
+  PublishStart,
+} from './runtime/instrumentation.js';
 export { consoleLogger, silentLogger } from './runtime/logger.js';
 export type { Logger } from './runtime/logger.js';
 export {

@@ -13,6 +13,13 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
                     [--fail N] [--max-attempts N] [--dead-letter] [--on-unknown-urn STRATEGY]
                     [--group KAFKA_GROUP] [--retry-tiers-ms MS,...]
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
+    peer.py otel-publish --url URL --queue Q --urn URN --data JSON
+                                           (babelqueue.otel.publish under an in-memory OTel SDK;
+                                           prints the id, body, headers sent and the finished spans)
+    peer.py otel-consume --url URL --queue Q --urn URN [--max N] [--timeout S] [--group G]
+                                           (handler wrapped by babelqueue.otel.wrap_handler; prints spans)
+    peer.py gdpr protect|unprotect         (request on stdin: {"key": base64, "schema", "data"};
+                                           babelqueue.gdpr with the reference AES-GCM cipher)
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
 default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
@@ -167,6 +174,106 @@ def cmd_consume(args):
     out({"processed": processed, "handled": handled, "received": raw})
 
 
+def otel_lab():
+    """A tracer whose spans stay in memory (the OpenTelemetry SDK's own exporter)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider.get_tracer("babelqueue-interop-peer"), exporter
+
+
+def span_json(span):
+    ctx = span.get_span_context()
+    parent = span.parent
+    return {
+        "name": span.name,
+        "kind": span.kind.name,
+        "trace_id": format(ctx.trace_id, "032x"),
+        "span_id": format(ctx.span_id, "016x"),
+        "parent_trace_id": format(parent.trace_id, "032x") if parent else None,
+        "parent_span_id": format(parent.span_id, "016x") if parent else None,
+        "parent_remote": parent.is_remote if parent else None,
+        "attributes": dict(span.attributes or {}),
+    }
+
+
+def cmd_otel_publish(args):
+    from babelqueue import otel
+
+    tracer, exporter = otel_lab()
+    app = BabelQueue(args.url, queue=args.queue)
+    sent = []
+    for name in ("publish", "publish_with_headers"):
+        original = getattr(app.transport, name, None)
+        if original is not None:
+            def recording(queue, body, *rest, _original=original):
+                sent.append({"body": b64(body), "headers": dict(rest[0]) if rest else {}})
+                return _original(queue, body, *rest)
+            setattr(app.transport, name, recording)
+    message_id = otel.publish(tracer, app, args.urn, json.loads(args.data), queue=args.queue)
+    app.transport.close()
+    out({"id": message_id, "sent": sent[0], "spans": [span_json(s) for s in exporter.get_finished_spans()]})
+
+
+def cmd_otel_consume(args):
+    from babelqueue import otel
+
+    tracer, exporter = otel_lab()
+    app = BabelQueue(args.url, transport=transport_for(args), queue=args.queue)
+    received = []
+    pop = app.transport.pop
+
+    def recording_pop(queue, timeout=1.0):
+        got = pop(queue, timeout=timeout)
+        if got is not None:
+            received.append({"body": b64(got.body), "headers": dict(got.headers)})
+        return got
+
+    app.transport.pop = recording_pop
+    for urn in args.urn:
+        app.register(urn, otel.wrap_handler(tracer, lambda data, meta: None))
+    processed = app.consume(max_messages=args.max, timeout=args.timeout, handle_signals=False)
+    app.transport.close()
+    out({"processed": processed, "received": received, "spans": [span_json(s) for s in exporter.get_finished_spans()]})
+
+
+class AesGcmCipher:
+    """The reference cipher layout (ADR-0030): base64(12-byte nonce || ciphertext || 16-byte tag)."""
+
+    def __init__(self, key):
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._aead = AESGCM(key)
+
+    def encrypt(self, plaintext):
+        import os
+
+        nonce = os.urandom(12)
+        return base64.b64encode(nonce + self._aead.encrypt(nonce, plaintext, None)).decode("ascii")
+
+    def decrypt(self, ciphertext):
+        raw = base64.b64decode(ciphertext, validate=True)
+        return self._aead.decrypt(raw[:12], raw[12:], None)
+
+
+def cmd_gdpr(args):
+    from babelqueue import gdpr
+
+    req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    cipher = AesGcmCipher(base64.b64decode(req["key"]))
+    data = req["data"]
+    try:
+        (gdpr.protect if args.action == "protect" else gdpr.unprotect)(data, req["schema"], cipher)
+    except Exception as exc:  # reported to the caller, which asserts on the type
+        out({"error": type(exc).__name__, "message": str(exc)})
+        return
+    out({"data": data})
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="peer.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -198,10 +305,26 @@ def main(argv):
     r.add_argument("--group", default="babelqueue-retry-reinject")
     r.add_argument("--count", type=int, default=1)
     r.add_argument("--timeout", type=float, default=20.0)
+    op = sub.add_parser("otel-publish")
+    op.add_argument("--url", required=True)
+    op.add_argument("--queue", required=True)
+    op.add_argument("--urn", required=True)
+    op.add_argument("--data", default="{}")
+    oc = sub.add_parser("otel-consume")
+    oc.add_argument("--url", required=True)
+    oc.add_argument("--queue", required=True)
+    oc.add_argument("--urn", action="append", required=True)
+    oc.add_argument("--max", type=int, default=1)
+    oc.add_argument("--timeout", type=float, default=5.0)
+    oc.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
+    oc.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
+    g = sub.add_parser("gdpr")
+    g.add_argument("action", choices=["protect", "unprotect"])
     args = parser.parse_args(argv)
     commands = {
         "version": cmd_version, "encode": cmd_encode, "publish": cmd_publish,
         "consume": cmd_consume, "reinject": cmd_reinject,
+        "otel-publish": cmd_otel_publish, "otel-consume": cmd_otel_consume, "gdpr": cmd_gdpr,
     }
     commands[args.command](args)
 
