@@ -48,7 +48,8 @@ async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<voi
  *   them; a delay as `scheduledEnqueueTimeUtc`; {@link publishBatch} packs
  *   messages with `createMessageBatch`.
  * - Consumes in PeekLock mode, the SDK renewing the lock of a message whose
- *   handler outlives it (`maxLockRenewalMs`).
+ *   handler outlives it (`maxLockRenewalMs`) while the consume loop runs: the
+ *   loop's receiver, and with it every renewal, is closed when the loop ends.
  * - Executes decisions: complete; abandon (native redelivery, the entity's
  *   MaxDeliveryCount moves it to `$DeadLetterQueue`); a delayed retry as a
  *   scheduled copy; records written to `<queue>.dlq` before completing; an
