@@ -26,6 +26,8 @@ const CONNECTION_STRING = process.env.BABELQUEUE_ASB_URL
 const N = Number(process.argv[2] ?? 5_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const ROUNDS = 3;
+/** A side that receives nothing for this long fails the run instead of waiting forever. */
+const IDLE_MS = 10_000;
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 
@@ -74,6 +76,7 @@ async function rawConsume(queue: string, count: number): Promise<void> {
   const receiver = client.createReceiver(queue, { receiveMode: 'peekLock', skipParsingBodyAsJson: true });
   const inFlight = new Set<Promise<void>>();
   let received = 0;
+  let lastMessage = Date.now();
   while (received < count) {
     const free = Math.min(WINDOW - inFlight.size, count - received);
     if (free === 0) {
@@ -81,6 +84,8 @@ async function rawConsume(queue: string, count: number): Promise<void> {
       continue;
     }
     const batch = await receiver.receiveMessages(free, { maxWaitTimeInMs: 1000 });
+    if (batch.length > 0) lastMessage = Date.now();
+    else if (Date.now() - lastMessage > IDLE_MS) throw new Error(`raw consume: nothing for ${IDLE_MS} ms after ${received} of ${count}`);
     for (const message of batch) {
       received += 1;
       JSON.parse((message.body as Buffer).toString('utf8'));
@@ -113,7 +118,10 @@ async function rawRound(): Promise<void> {
 async function appRound(): Promise<void> {
   const ours = app(fresh('app'));
   rounds.publish.app.push(await timed(N, () => windowed(N, WINDOW, () => ours.publish(URN, DATA))));
-  rounds.consume.app.push(await timed(N, () => ours.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 })));
+  rounds.consume.app.push(await timed(N, async () => {
+    const handled = await ours.consume({ maxMessages: N, concurrency: WINDOW, idleMs: IDLE_MS });
+    if (handled !== N) throw new Error(`App consume: nothing for ${IDLE_MS} ms after ${handled} of ${N}`);
+  }));
   await ours.close();
 }
 
