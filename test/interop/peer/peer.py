@@ -15,12 +15,14 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
-default legacy layout), amqp:// (PikaTransport) or kafka:// (KafkaTransport;
-consume --group names its consumer group, default "babelqueue"). A Service Bus
-connection string (Endpoint=sb://...) is handed to the SDK the way it reads one
-for a URL: BabelQueue("sb://") with AZURE_SERVICEBUS_CONNECTION_STRING set
-(AsbTransport over azure-servicebus). consume then also reports each
-delivery's native Service Bus fields (see native_fields).
+default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
+consume --group names its consumer group, default "babelqueue"), pulsar://
+(PulsarTransport over the binary protocol, subscription "babelqueue", Shared) or
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton). A Service
+Bus connection string (Endpoint=sb://...) is handed to the SDK the way it reads
+one for a URL: BabelQueue("sb://") with AZURE_SERVICEBUS_CONNECTION_STRING set
+(AsbTransport over azure-servicebus). consume then also reports each delivery's
+native Service Bus fields (see native_fields).
 """
 import argparse
 import base64
@@ -33,9 +35,16 @@ import babelqueue
 from babelqueue import BabelQueue, EnvelopeCodec
 
 
+# The one JSON answer goes to the real stdout; everything else written to file
+# descriptor 1 (pulsar-client's C++ logger writes there) is sent to stderr.
+_answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+
 def out(obj):
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    _answer.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    _answer.flush()
 
 
 def b64(text):
@@ -126,6 +135,14 @@ def transport_for(args):
         from babelqueue.kafka_transport import KafkaTransport
 
         return KafkaTransport(args.url, group_id=args.group or "babelqueue", retry_tiers_ms=tiers(args.retry_tiers_ms))
+    if args.url.startswith(("pulsar://", "pulsar+ssl://")):
+        import pulsar
+        from babelqueue.pulsar_transport import PulsarTransport
+
+        # pulsar-client creates a missing subscription at Latest, so a queue's first
+        # consumer would miss what was published before it; start at Earliest, as the
+        # TypeScript binding does by default.
+        return PulsarTransport(args.url, initial_position=pulsar.InitialPosition.Earliest)
     return None
 
 
