@@ -17,12 +17,14 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
 default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
 consume --group names its consumer group, default "babelqueue"), pulsar://
-(PulsarTransport over the binary protocol, subscription "babelqueue", Shared) or
-artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton). A Service
-Bus connection string (Endpoint=sb://...) is handed to the SDK the way it reads
-one for a URL: BabelQueue("sb://") with AZURE_SERVICEBUS_CONNECTION_STRING set
-(AsbTransport over azure-servicebus). consume then also reports each delivery's
-native Service Bus fields (see native_fields).
+(PulsarTransport over the binary protocol, subscription "babelqueue", Shared),
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton) or
+sqs://REGION?endpoint=... (SqsTransport; credentials from the AWS environment
+variables, queues created beforehand). A Service Bus connection string
+(Endpoint=sb://...) is handed to the SDK the way it reads one for a URL:
+BabelQueue("sb://") with AZURE_SERVICEBUS_CONNECTION_STRING set (AsbTransport
+over azure-servicebus). consume then also reports each delivery's native
+Service Bus fields (see native_fields).
 """
 import argparse
 import base64

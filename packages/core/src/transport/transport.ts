@@ -19,7 +19,7 @@ export interface OutgoingMessage {
   readonly delayMs?: number;
   /** Out-of-band riders (traceparent, tracestate, bq-replay-bypass); never part of the body. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Kafka record key, carried byte-for-byte (null stays null). Ignored elsewhere. */
+  /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
   readonly key?: Buffer | null;
 }
 
@@ -71,7 +71,7 @@ export interface Delivery {
 
 /** Options of {@link Transport.publishRaw}. */
 export interface RawPublishOptions {
-  /** Kafka record key, carried byte-for-byte (null stays null). Ignored elsewhere. */
+  /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
   readonly key?: Buffer | null;
 }
 
