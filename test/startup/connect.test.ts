@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ArtemisTransport } from '@babelqueue/artemis';
 import { ConnectError, silentLogger, type Transport } from '@babelqueue/core';
+import { AzureServiceBusTransport } from '@babelqueue/azure-service-bus';
 import { KafkaTransport } from '@babelqueue/kafka';
 import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
@@ -50,6 +51,25 @@ const ROWS: [Parameters<typeof broker>[0], Row][] = [
     bad: [
       { what: 'a closed port', url: () => `amqp://guest:hunter2@${CLOSED}`, expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/ },
       { what: 'refused credentials', url: (good) => good.replace(/\/\/[^@]*@/, '//guest:hunter2@'), expect: /ACCESS_REFUSED/ },
+    ],
+  }],
+  // Service Bus through the stand-in. No refused-credentials row: the stand-in
+  // accepts any SAS key and any CBS token (it does not validate signatures), so
+  // the refusal a real namespace answers with cannot be produced here.
+  ['asb', {
+    name: 'asb (stand-in)',
+    make: (url) => new AzureServiceBusTransport({ connectionString: url, logger: silentLogger }),
+    bad: [
+      {
+        what: 'a closed port',
+        url: (good) => good.replace(/Endpoint=sb:\/\/[^;]*/i, `Endpoint=sb://${CLOSED}`).replace(/SharedAccessKey=[^;]*/i, 'SharedAccessKey=hunter2'),
+        expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/,
+      },
+      {
+        what: 'an unknown host',
+        url: (good) => good.replace(/Endpoint=sb:\/\/[^;:]*/i, 'Endpoint=sb://no-such-host.invalid').replace(/SharedAccessKey=[^;]*/i, 'SharedAccessKey=hunter2'),
+        expect: /ENOTFOUND no-such-host\.invalid/,
+      },
     ],
   }],
   // The lab's URL is the endpoint of its SQS-compatible server (any static key

@@ -27,7 +27,11 @@ consume --group names its consumer group, default "babelqueue"), pulsar://
 (PulsarTransport over the binary protocol, subscription "babelqueue", Shared),
 artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton) or
 sqs://REGION?endpoint=... (SqsTransport; credentials from the AWS environment
-variables, queues created beforehand).
+variables, queues created beforehand). A Service Bus connection string
+(Endpoint=sb://...) is handed to the SDK the way it reads one for a URL:
+BabelQueue("sb://") with AZURE_SERVICEBUS_CONNECTION_STRING set (AsbTransport
+over azure-servicebus). consume then also reports each delivery's native
+Service Bus fields (see native_fields).
 """
 import argparse
 import base64
@@ -79,8 +83,38 @@ def cmd_encode(_args):
     out({"body": b64(EnvelopeCodec.encode(envelope))})
 
 
+def sdk_url(url):
+    """The URL the SDK is given: a Service Bus connection string becomes "sb://" plus
+    AZURE_SERVICEBUS_CONNECTION_STRING, which is how the SDK's AsbTransport reads one;
+    every other URL is passed as it is."""
+    if url.lower().startswith("endpoint="):
+        os.environ["AZURE_SERVICEBUS_CONNECTION_STRING"] = url
+        return "sb://"
+    return url
+
+
+def native_fields(message):
+    """A Service Bus delivery's native fields as azure-servicebus surfaces them: the
+    properties the binding projects, the application properties with the Python type
+    each value arrived as, and the raw delivery_count."""
+    props = {}
+    for key, value in (message.application_properties or {}).items():
+        name = key.decode("utf-8") if isinstance(key, bytes) else key
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        props[name] = {"value": value, "type": type(value).__name__}
+    return {
+        "subject": message.subject,
+        "correlation_id": message.correlation_id,
+        "message_id": message.message_id,
+        "content_type": message.content_type,
+        "application_properties": props,
+        "delivery_count": message.delivery_count,
+    }
+
+
 def cmd_publish(args):
-    app = BabelQueue(args.url, queue=args.queue)
+    app = BabelQueue(sdk_url(args.url), queue=args.queue)
     data = json.loads(args.data)
     # Record the body exactly as the SDK hands it to its transport.
     sent = []
@@ -139,7 +173,7 @@ def cmd_reinject(args):
 
 def cmd_consume(args):
     app = BabelQueue(
-        args.url,
+        sdk_url(args.url),
         transport=transport_for(args),
         queue=args.queue,
         max_attempts=args.max_attempts,
@@ -156,7 +190,10 @@ def cmd_consume(args):
     def recording_pop(queue, timeout=1.0):
         received = pop(queue, timeout=timeout)
         if received is not None:
-            raw.append({"body": b64(received.body), "headers": dict(received.headers)})
+            entry = {"body": b64(received.body), "headers": dict(received.headers)}
+            if type(received.handle).__name__ == "ServiceBusReceivedMessage":
+                entry["native"] = native_fields(received.handle)
+            raw.append(entry)
         return received
 
     app.transport.pop = recording_pop

@@ -53,8 +53,33 @@ export interface InteropTarget {
   native?: {
     /** On a message the Python SDK produced, as our consumer surfaces it. */
     fromPython?(message: Message): void;
-    /** On a message we produced, as the Python SDK's transport surfaces it (not every one does). */
-    toPython?(headers: Record<string, string>): void;
+    /**
+     * On a message we produced, as the Python SDK's transport surfaces it (not every one
+     * does): its headers, and what else `peer.py consume` reported of the delivery.
+     */
+    toPython?(headers: Record<string, string>, received: PeerReceived): void;
+  };
+  /**
+   * What the Python SDK reads as `attempts` when our handler failed once and the broker
+   * redelivered the message (default 1, the spec's answer), with why it differs.
+   */
+  readonly pythonRetryAttempts?: { readonly attempts: number; readonly why: string };
+}
+
+/** One delivery as `peer.py consume` reports it (`received[i]`). */
+export interface PeerReceived {
+  /** The body the SDK's transport handed to its runtime, base64. */
+  readonly body: string;
+  readonly headers: Record<string, string>;
+  /** Service Bus only: the delivery's native fields as azure-servicebus surfaces them. */
+  readonly native?: {
+    readonly subject: string | null;
+    readonly correlation_id: string | null;
+    readonly message_id: string | null;
+    readonly content_type: string | null;
+    /** Each value with the Python type it arrived as (`int`, `str`, …). */
+    readonly application_properties: Record<string, { value: unknown; type: string }>;
+    readonly delivery_count: number | null;
   };
 }
 
@@ -173,7 +198,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(env.meta.lang, 'node');
       assert.equal(env.meta.schema_version, 1);
       assert.equal(env.attempts, 0);
-      target.native?.toPython?.(got.received[0].headers);
+      target.native?.toPython?.(got.received[0].headers, got.received[0]);
     });
 
     it('a retry crosses languages: Python fails once, TypeScript gets attempts 1', async () => {
@@ -193,7 +218,8 @@ export function describeInterop(target: InteropTarget): void {
       assert.deepEqual(m.data, DATA);
     });
 
-    it('a retry crosses languages: TypeScript fails once, Python gets attempts 1', async () => {
+    const pythonRetry = target.pythonRetryAttempts ?? { attempts: 1, why: 'the redelivery counts the failed attempt' };
+    it(`a retry crosses languages: TypeScript fails once, Python gets attempts ${pythonRetry.attempts}`, async () => {
       const q = await queue();
       const ts = tsApp(q, { fail: 1 });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-retry-ts' });
@@ -204,7 +230,7 @@ export function describeInterop(target: InteropTarget): void {
       const got = await pyConsume(q);
       assert.equal(got.processed, 1);
       const env = got.handled[0].envelope;
-      assert.equal(env.attempts, 1);
+      assert.equal(env.attempts, pythonRetry.attempts, pythonRetry.why);
       assert.equal(env.meta.id, id);
       assert.equal(env.trace_id, 'trace-retry-ts');
       assert.deepEqual(env.data, DATA);
