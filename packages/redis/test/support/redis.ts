@@ -65,3 +65,5 @@ export async function withScores(redis: Redis, key: string): Promise<[Buffer, st
 export async function zadd(redis: Redis, key: string, ...pairs: (string | number | Buffer)[]): Promise<void> {
   await redis.call('ZADD', key, ...pairs);
 }
+
+export { until } from '../../../../test/support/until.js';
