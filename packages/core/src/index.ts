@@ -80,6 +80,7 @@ export {
 } from './retry/reconcile.js';
 export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
 export { envelopeProjection } from './projection/source.js';
+export { NO_PROJECTION, recordProjection } from './projection/record.js';
 export type { ProjectionSource, Riders } from './projection/source.js';
 export { projectRabbitMq } from './projection/rabbitmq.js';
 export type { RabbitMqProjection } from './projection/rabbitmq.js';

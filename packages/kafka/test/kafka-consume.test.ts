@@ -62,6 +62,33 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 }, 'both offsets committed');
   });
 
+  it('a null value stays null: on the version-gated DLQ record and on the poison retry copy', async () => {
+    const gatedTopic = await lab.topic('null-gated');
+    await lab.produce(gatedTopic, [{ value: null, key: b('k'), headers: { 'bq-schema-version': b('2'), traceparent: b('tp') } }]);
+    const gated = createApp({ transport: lab.transport(), queue: gatedTopic, deadLetter: true, logger: silentLogger });
+    try {
+      assert.equal(await gated.consume({ maxMessages: 1, idleMs: 30_000 }), 1);
+    } finally {
+      await gated.close();
+    }
+    const [raw] = await lab.read(`${gatedTopic}.dlq`, 1);
+    assert.equal(raw!.value, null, 'the raw record of a null value is a null value, not an empty one');
+    assert.deepEqual(raw!.key, b('k'));
+    assert.equal(text(raw!.headers, 'traceparent'), 'tp');
+
+    const poisonTopic = await lab.topic('null-poison');
+    await lab.produce(poisonTopic, [{ value: null, key: null }]);
+    const poison = createApp({ transport: lab.transport({ retryTiersMs: [60_000] }), queue: poisonTopic, maxAttempts: 3, logger: silentLogger });
+    try {
+      assert.equal(await poison.consume({ maxMessages: 1, idleMs: 30_000 }), 1);
+    } finally {
+      await poison.close();
+    }
+    const [copy] = await lab.read(`${poisonTopic}.retry.1`, 1);
+    assert.equal(copy!.value, null, 'the bounded retry carries the null value as null');
+    assert.equal(text(copy!.headers, 'bq-attempts'), '1');
+  });
+
   it('reconciles attempts from bq-attempts when present (not a max), else from the body', async () => {
     const topic = await lab.topic('reconcile');
     await lab.produce(topic, [

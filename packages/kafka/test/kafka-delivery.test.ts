@@ -5,6 +5,7 @@ import type { KafkaMessage } from 'kafkajs';
 import { KafkaDelivery, type RecordWrite } from '../src/kafka-delivery.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const BODY = '{"job":"urn:babel:orders:created","trace_id":"t","data":{"big":12345678901234567890},"meta":{"id":"m","queue":"orders","lang":"php","schema_version":1,"created_at":1},"attempts":0}';
 
 function record(over: Partial<KafkaMessage> = {}): KafkaMessage {
@@ -19,7 +20,7 @@ function record(over: Partial<KafkaMessage> = {}): KafkaMessage {
       'bq-job': b('urn:babel:orders:created'),
       'bq-attempts': b('1'),
       'bq-schema-version': b('1'),
-      traceparent: b('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'),
+      traceparent: b(TRACEPARENT),
     },
     ...over,
   } as unknown as KafkaMessage;
@@ -101,17 +102,51 @@ describe('KafkaDelivery', () => {
     assert.equal(d.state, 'pending');
   });
 
-  it('a dead-letter writes the record with the key byte for byte, minus the attempts/version/tier headers', async () => {
-    for (const key of [null, Buffer.alloc(0), Buffer.from([1, 2, 3])]) {
-      const { writes, ctx } = harness();
-      const d = new KafkaDelivery('orders', record({ key }), ctx);
-      await d.settle({ kind: 'dead-letter', queue: 'orders.dlq', record: b('{"x":1}'), reason: 'failed' });
-      assert.equal(d.state, 'settled');
-      assert.equal(writes[0]!.topic, 'orders.dlq');
-      assert.deepEqual(writes[0]!.key, key);
-      assert.equal(writes[0]!.value!.toString(), '{"x":1}');
-      assert.deepEqual(Object.keys(writes[0]!.headers).sort(), ['bq-job', 'traceparent']);
+  it('a dead-letter writes the record with the key byte for byte; its headers project the record, riders kept', async () => {
+    const failed = b(BODY.replace('"attempts":0', '"attempts":2').replace(/}$/, ',"dead_letter":{"reason":"failed"}}'));
+    const cases = [
+      {
+        what: 'a failed record: the projection of its own bytes (counted attempts), not the delivered headers',
+        record: failed,
+        reason: 'failed' as const,
+        headers: {
+          'bq-attempts': '2', 'bq-job': 'urn:babel:orders:created', 'bq-message-id': 'm', 'bq-schema-version': '1',
+          'bq-source-lang': 'php', 'bq-trace-id': 't', traceparent: TRACEPARENT,
+        },
+      },
+      { what: 'a poison record claims no envelope field', record: b('{"x":1}'), reason: 'poison' as const, headers: { traceparent: TRACEPARENT } },
+      {
+        what: 'a version-gated record keeps the routing headers, less attempts and schema version',
+        record: b(BODY),
+        reason: 'version_gate' as const,
+        headers: { 'bq-job': 'urn:babel:orders:created', traceparent: TRACEPARENT },
+      },
+    ];
+    for (const c of cases) {
+      for (const key of [null, Buffer.alloc(0), Buffer.from([1, 2, 3])]) {
+        const { writes, ctx } = harness();
+        const d = new KafkaDelivery('orders', record({ key }), ctx);
+        await d.settle({ kind: 'dead-letter', queue: 'orders.dlq', record: c.record, reason: c.reason });
+        assert.equal(d.state, 'settled');
+        assert.equal(writes[0]!.topic, 'orders.dlq');
+        assert.deepEqual(writes[0]!.key, key);
+        assert.deepEqual(writes[0]!.value, c.record);
+        const headers = Object.fromEntries(Object.entries(writes[0]!.headers).map(([k, v]) => [k, String(v)]));
+        assert.deepEqual(headers, c.headers, c.what);
+      }
     }
+  });
+
+  it('a null value stays null on a version-gated record (it is the raw value) and on a poison retry copy', async () => {
+    const gated = harness();
+    const nulled = record({ value: null, headers: { 'bq-schema-version': b('2') } });
+    const d = new KafkaDelivery('orders', nulled, gated.ctx);
+    await d.settle({ kind: 'dead-letter', queue: 'orders.dlq', record: d.body, reason: 'version_gate' });
+    assert.equal(gated.writes[0]!.value, null);
+    const retried = harness();
+    await new KafkaDelivery('orders', record({ value: null }), retried.ctx).settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    assert.equal(retried.writes[0]!.value, null);
+    assert.equal(String(retried.writes[0]!.headers['bq-attempts']), '1');
   });
 
   it('a failed dead-letter write throws DeadLetterWriteError and leaves the record uncommitted', async () => {
