@@ -15,7 +15,7 @@ import { RedisTransport } from '@babelqueue/redis';
 
 interface Preset {
   rules: Record<string, unknown>;
-  capabilities: { retry: boolean; delayedRetry: boolean };
+  capabilities: { retry: boolean; delayedRetry: boolean; delayedPublish: boolean };
 }
 const table = JSON.parse(readFileSync(join(import.meta.dirname, '../../conformance/settlement.json'), 'utf8')) as {
   bindings: Record<string, Preset>;
@@ -42,6 +42,7 @@ describe('each binding declares exactly the rules the settlement table runs', ()
         assert.deepEqual(rules, preset.rules);
         assert.equal(transport.capabilities.retry, preset.capabilities.retry);
         assert.equal(transport.capabilities.delayedRetry, preset.capabilities.delayedRetry);
+        assert.equal(transport.capabilities.delayedPublish, preset.capabilities.delayedPublish);
       } finally {
         await transport.close();
       }

@@ -15,7 +15,7 @@ export type { PolicyInput } from './settlement/policy.js';
 export type { PolicyConfig, RetryBackoff } from './settlement/policy-config.js';
 export type { Outcome } from './settlement/outcome.js';
 export type { Verdict } from './settlement/verdict.js';
-export type { Decision, DeadLetterReason } from './settlement/decision.js';
+export type { Decision, DeadLetterReason, RetryRule } from './settlement/decision.js';
 export type { BindingRules } from './settlement/binding-rules.js';
 export { DeadLetterWriteError } from './transport/transport.js';
 export type {

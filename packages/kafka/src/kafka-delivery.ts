@@ -9,7 +9,7 @@ import {
   kafkaSchemaVersion,
   type RawHeaders,
 } from './headers.js';
-import { tierForRetry } from './retry-tiers.js';
+import { tierForDelay, tierForRetry } from './retry-tiers.js';
 
 /** One record to write: value and key exactly as given. */
 export interface RecordWrite {
@@ -84,7 +84,7 @@ export class KafkaDelivery implements Delivery {
         this.state = 'settled';
         return;
       case 'retry':
-        await this.retry(decision.attempts);
+        await this.retry(decision.attempts, decision.rule === 'delay' ? decision.delayMs : undefined);
         this.state = 'settled';
         return;
       case 'dead-letter':
@@ -105,19 +105,23 @@ export class KafkaDelivery implements Delivery {
   }
 
   /**
-   * A retry republish onto tier min(attempts_before + 1, tier count), with the
-   * consumed key byte for byte, `bq-delay` and `bq-original-topic`. An accepted
+   * A retry republish onto a tier topic, with the consumed key byte for byte,
+   * `bq-delay` and `bq-original-topic`. The tier is picked by one of two rules,
+   * never merged (seed 000): a retry takes tier min(attempts_before + 1, tier
+   * count); a delay (a release with a release delay, `delayMs`) takes the
+   * smallest tier whose delay covers it, and a delay above the largest tier is
+   * refused (the record stays uncommitted and the error is logged). An accepted
    * envelope gets its `attempts` edited in place (every other byte kept) and
    * the headers of its own projection. Anything else is poison on the bounded
    * retry: it travels unchanged (a null value stays null) with the headers it
    * arrived with, and `bq-attempts` carries its count. The caller commits.
    */
-  private async retry(attempts: number): Promise<void> {
+  private async retry(attempts: number, delayMs: number | undefined): Promise<void> {
     const tiers = this.ctx.retryTiersMs;
     if (tiers.length === 0) {
       throw new CapabilityError('a retry on Kafka needs retry tiers (set retryTiersMs); the record stays uncommitted');
     }
-    const tier = tierForRetry(this.queue, tiers, attempts);
+    const tier = delayMs === undefined ? tierForRetry(this.queue, tiers, attempts) : tierForDelay(this.queue, tiers, delayMs);
     const routing = { [KafkaHeader.DELAY]: String(tier.delayMs), [KafkaHeader.ORIGINAL_TOPIC]: this.queue };
     const { value } = this.record;
     const projection = recordProjection(value);

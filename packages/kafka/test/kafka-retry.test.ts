@@ -124,6 +124,49 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
     assert.equal(text(r!.headers, 'bq-attempts'), '0');
   });
 
+  it('retry and delay pick a tier by two rules: a failure the tier of its attempt, a release with a delay the tier covering it', async () => {
+    const topic = await lab.topic('two-rules');
+    const unknown = b(envelope('released').toString().replace(URN, 'urn:babel:nobody:home'));
+    await lab.produce(topic, [{ value: unknown, key: b('r') }, { value: envelope('failed'), key: b('f') }]);
+    // No re-inject: the copies stay on their tiers to be looked at.
+    const transport = lab.transport({ retryTiersMs: [200, 60_000], reinject: false });
+    const app = createApp({ transport, queue: topic, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 30_000, logger: silentLogger })
+      .handle(URN, () => {
+        throw new Error('fails');
+      });
+    try {
+      assert.equal(await app.consume({ maxMessages: 2, idleMs: 30_000 }), 2);
+    } finally {
+      await app.close();
+    }
+    const [released] = await lab.read(`${topic}.retry.2`, 1);
+    assert.deepEqual(released!.key, b('r'), 'the release (delay 30 s) took tier 2, the smallest covering 30 s, not tier 1 of its first attempt');
+    assert.equal(text(released!.headers, 'bq-delay'), '60000');
+    assert.equal(text(released!.headers, 'bq-attempts'), '1');
+    const [failed] = await lab.read(`${topic}.retry.1`, 1);
+    assert.deepEqual(failed!.key, b('f'), 'the failure took tier 1, the tier of its first attempt');
+    assert.equal(text(failed!.headers, 'bq-delay'), '200');
+    assert.equal(await lab.size(`${topic}.retry.1`), 1);
+    assert.equal(await lab.size(`${topic}.retry.2`), 1);
+  });
+
+  it('a release delay above the largest tier is refused: nothing is written, the record stays uncommitted, the error is logged', async () => {
+    const topic = await lab.topic('release-too-long');
+    await lab.produce(topic, [{ value: b(envelope('released').toString().replace(URN, 'urn:babel:nobody:home')) }]);
+    const errors: string[] = [];
+    const logger = { ...silentLogger, error: (fields: Record<string, unknown>, message: string) => void errors.push(`${message} ${String(fields.error)}`) };
+    const transport = lab.transport({ retryTiersMs: [200, 1000], reinject: false, logger });
+    const app = createApp({ transport, queue: topic, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 5000, logger });
+    try {
+      assert.equal(await app.consume({ maxMessages: 1, idleMs: 30_000 }), 1);
+    } finally {
+      await app.close();
+    }
+    assert.ok(errors.some((e) => /exceeds the largest retry tier \(1000 ms\)/.test(e)), errors.join('\n'));
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: -1 }, 'not committed: delivered again');
+    assert.equal(await lab.size(`${topic}.retry.1`) + await lab.size(`${topic}.retry.2`), 0);
+  });
+
   it('the standalone re-injector pauses a record that is not due without holding up other tiers, and clamps a future timestamp', async () => {
     const topic = uniqueQueue('reinject');
     const admin = await lab.admin();

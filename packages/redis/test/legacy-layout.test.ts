@@ -136,7 +136,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const other = envelopeBody(URN);
     await redis.rpush(q, body, other);
     const [d] = await take(t, q);
-    await d!.settle({ kind: 'retry', delayMs: 60_000, attempts: 1 });
+    await d!.settle({ kind: 'retry', delayMs: 60_000, attempts: 1, rule: 'retry' });
     assert.deepEqual(await redis.lrangeBuffer(q, 0, -1), [other, withAttempts(body, 1)]);
     assert.equal(await redis.llen(`${q}:processing`), 0);
     assert.equal(await redis.zcard(`${q}:processing:deadlines`), 0);
@@ -149,7 +149,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const body = envelopeBody(URN);
     await t.publish({ body, queue: q, projection: {} as never, headers: { traceparent: TP } });
     const [d] = await take(t, q);
-    await d!.settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    await d!.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
     const [again] = await take(t, q, async (d) => d.settle({ kind: 'ack' }));
     assert.deepEqual(again!.body, withAttempts(body, 1));
     assert.deepEqual(again!.headers, { traceparent: TP });
@@ -196,7 +196,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     assert.equal((await take(other, q, undefined, { max: 3, concurrency: 3 })).length, 3);
     const processing = await redis.lrangeBuffer(`${q}:processing`, 0, -1);
     await held[0]!.settle({ kind: 'ack' });
-    await held[1]!.settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    await held[1]!.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
     await held[2]!.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record: Buffer.from('{}'), reason: 'failed' });
     assert.deepEqual(await redis.lrangeBuffer(`${q}:processing`, 0, -1), processing, "the other consumer's items stay");
     assert.equal(await redis.zcard(`${q}:processing:deadlines`), 3);

@@ -80,7 +80,7 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
     await t.publish({ body, queue: q, projection: {} as never });
     const [d] = await take(t, q);
     const before = now();
-    await d!.settle({ kind: 'retry', delayMs: 1500, attempts: 1 });
+    await d!.settle({ kind: 'retry', delayMs: 1500, attempts: 1, rule: 'retry' });
     assert.equal(await redis.zcard(`queues:${q}:reserved`), 0);
     const delayed = await withScores(redis, `queues:${q}:delayed`);
     assert.equal(delayed.length, 1);
@@ -233,7 +233,7 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
     await t.publish({ body: envelopeBody(URN), queue: q, projection: {} as never });
     const [d1, d2] = await take(t, q, undefined, { max: 2, concurrency: 2 });
     await redis.del(`queues:${q}:reserved`); // as if recovery had moved them on
-    await d1!.settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    await d1!.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
     await d2!.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record: Buffer.from('{}'), reason: 'failed' });
     assert.equal(await redis.zcard(`queues:${q}:delayed`), 0);
     assert.equal(await redis.exists(`queues:${q}.dlq`), 0);
