@@ -1,5 +1,5 @@
 import type { Logger } from '@babelqueue/core';
-import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { processPartitionBatch, type Ordering, type RecordResult } from './partition-batch.js';
 import { RangeAssigner } from './range-assigner.js';
 import { Slots } from './slots.js';
@@ -116,7 +116,8 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
 
   try {
     await consumer.connect();
-    for (const topic of loop.topics) await consumer.subscribe({ topic, fromBeginning: true });
+    for (const topic of loop.topics) await subscribeWhenThere(consumer, topic, loop);
+    if (loop.signal.aborted) return;
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -131,6 +132,51 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
     await consumer.disconnect().catch((error: unknown) =>
       loop.logger.warn({ groupId: loop.groupId, error: describe(error) }, 'Kafka consumer did not disconnect cleanly'));
   }
+}
+
+/** How often a consumer waiting for a missing topic asks again, and how often it says so. */
+const TOPIC_POLL_MS = 500;
+const TOPIC_WARN_EVERY_MS = 10_000;
+
+/**
+ * Subscribes to `topic`, waiting while the cluster does not host it yet (a
+ * topic nobody created, or one just created whose metadata has not reached
+ * this broker): the worker starts and waits instead of crashing, and says so
+ * in a warning every ten seconds. Returns early when the signal aborts.
+ */
+async function subscribeWhenThere(consumer: Consumer, topic: string, loop: ConsumerLoop): Promise<void> {
+  let warnedAt = 0;
+  while (!loop.signal.aborted) {
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      return;
+    } catch (error) {
+      if (!isMissingTopic(error)) throw error;
+      if (Date.now() - warnedAt >= TOPIC_WARN_EVERY_MS) {
+        warnedAt = Date.now();
+        loop.logger.warn({ groupId: loop.groupId, topic, error: describe(error) }, 'Kafka topic not there yet; waiting for it (createTopics creates it)');
+      }
+      await delay(TOPIC_POLL_MS, loop.signal);
+    }
+  }
+}
+
+/** The errors of a topic the cluster does not host (yet). */
+function isMissingTopic(error: unknown): boolean {
+  const type = (error as { type?: unknown } | null)?.type;
+  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE';
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
