@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createApp, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
 import { RedisTransport, type RedisTransportOptions } from '../src/index.js';
-import { broker, captureLogger, envelopeBody, inspector, now, uniqueQueue, until, withScores } from './support/redis.js';
+import { broker, captureLogger, dueNow, envelopeBody, inspector, now, uniqueQueue, until, withScores } from './support/redis.js';
 
 // Laravel's own RedisQueue is the reference of the zset layout. The peer needs
 // php-cli, php-redis and Debian's php-illuminate-queue / php-illuminate-redis.
@@ -71,11 +71,6 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
   const clean = async (q: string, prefix = '') =>
     assert.equal(await redis.exists(`${prefix}queues:${q}`, `${prefix}queues:${q}:reserved`, `${prefix}queues:${q}:delayed`, `${prefix}queues:${q}:notify`), 0);
 
-  /** Makes every member of a sorted set due now: the clock moved through its score, without waiting for it. */
-  const dueNow = async (key: string) => {
-    for (const [member] of await withScores(redis, key)) await redis.zadd(key, 'XX', now() - 1, member);
-  };
-
   it('Laravel pops what the App published, byte for byte, attempts 1, and its delete empties :reserved', async () => {
     const q = uniqueQueue('lv-pop');
     const a = app(q);
@@ -119,7 +114,7 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
       assert.ok(Number(score) >= before + FAR_DELAY_S && Number(score) <= after + FAR_DELAY_S, `due at floor(now) + ${FAR_DELAY_S}, got ${score}`);
       assert.equal(laravelPop(q, 'delete'), null, 'not due yet: Laravel leaves it on :delayed');
       assert.equal(await redis.zcard(`queues:${q}:delayed`), 1);
-      await dueNow(`queues:${q}:delayed`);
+      await dueNow(redis, `queues:${q}:delayed`);
       const popped = laravelPop(q, 'delete');
       assert.equal(popped?.attempts, 1, 'due: Laravel migrates it and pops it');
       assert.deepEqual(popped.job, member, 'the bytes the App wrote');
@@ -209,10 +204,10 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
       await t.publish({ body: envelopeBody(URN, {}, 0, q), queue: q, projection: {} as never });
       await t.consume(q, async () => {}, { concurrency: 1, signal: new AbortController().signal, maxMessages: 1 });
       assert.equal(laravelPop(q, 'keep', { retryAfter: FAR_DELAY_S }), null, 'reserved by the App and not expired: nothing to pop');
-      await dueNow(`queues:${q}:reserved`);
+      await dueNow(redis, `queues:${q}:reserved`);
       const popped = laravelPop(q, 'keep', { retryAfter: FAR_DELAY_S });
       assert.equal(popped?.attempts, 2, 'recovered by Laravel: its job now carries attempts 1');
-      await dueNow(`queues:${q}:reserved`);
+      await dueNow(redis, `queues:${q}:reserved`);
       const seen: number[] = [];
       a.handle(URN, (_d, m) => void seen.push(m.attempts));
       await a.consume({ maxMessages: 1 });

@@ -25,6 +25,7 @@ describe('README', { skip: b.skip }, () => {
       const out = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
         encoding: 'utf8',
         env: { ...process.env, REDIS_URL: url.href, BABELQUEUE_LOG_LEVEL: 'silent' },
+        timeout: 120_000,
       });
       assert.deepEqual(out.trim().split('\n'), ['order 1042 attempt 1', 'order 1043 attempt 1']);
       assert.deepEqual(await redis.keys('*'), [], 'nothing left behind');
