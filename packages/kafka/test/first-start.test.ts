@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { captureLogger } from '../../../test/support/capture-logger.js';
 import { Lab, kafka, until, uniqueQueue } from './support/kafka-lab.js';
@@ -19,6 +19,7 @@ describe('Kafka first start on a fresh topic (real broker)', { skip: kafka.skip 
     lab = new Lab(kafka.url!);
   });
   after(() => lab.close());
+  afterEach(() => lab.closeTransports());
 
   for (const tiers of [[], [200, 1000]]) {
     it(`${tiers.length > 0 ? 'with' : 'without'} retry tiers: creates its topics, subscribes and handles what is published`, async () => {
