@@ -17,6 +17,8 @@ export interface RunOptions {
   /** The answer to every confirmation question. */
   answer?: boolean;
   signal?: AbortSignal;
+  /** Called with each piece of stdout as it is written (to react to output while the command runs). */
+  onStdout?: (text: string) => void;
 }
 
 /** Runs the CLI in this process with captured streams. */
@@ -25,7 +27,10 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
   let err = '';
   const asked: string[] = [];
   const io: CliIo = {
-    stdout: (text) => (out += text),
+    stdout: (text) => {
+      out += text;
+      options.onStdout?.(text);
+    },
     stderr: (text) => (err += text),
     env: options.env ?? {},
     interactive: options.interactive ?? false,

@@ -20,6 +20,11 @@ function setup(options: Partial<Parameters<typeof createApp>[0]> = {}) {
 }
 
 const json = (body: Buffer) => JSON.parse(body.toString('utf8')) as Record<string, any>;
+/**
+ * Bounds a drain that waits for a delayed or redelivered message and stops at
+ * maxMessages: a short idle would race the timer against a busy machine.
+ */
+const IDLE_MS = 30_000;
 
 describe('App end to end on the in-memory transport', () => {
   test('publish → handle → ack: the handler sees data and message identity; the queue is empty after', async () => {
@@ -55,7 +60,7 @@ describe('App end to end on the in-memory transport', () => {
     await app.consume({ maxMessages: 1, idleMs: 20 });
     // The retry copy waits d(1) = 40 ms on the delayed list.
     assert.equal(transport.broker.stats('orders').delayed, 1);
-    await app.consume({ idleMs: 300 });
+    await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
     assert.deepEqual(attempts, [1, 2, 3]);
     // Only the top-level attempts changed between deliveries.
     const strip = (b: Buffer) => b.toString('utf8').replace(/"attempts":\d+}$/, '');
@@ -138,7 +143,7 @@ describe('App end to end on the in-memory transport', () => {
       await app.publish('urn:babel:nobody:home', {});
       await app.consume({ maxMessages: 1, idleMs: 20 });
       assert.equal(transport.broker.stats('orders').delayed, 1);
-      await app.consume({ idleMs: 250 });
+      await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
       const [record] = transport.messages('orders.dlq');
       assert.equal(json(record!).dead_letter.reason, 'unknown_urn');
       assert.equal(json(record!).dead_letter.attempts, 3);
@@ -242,7 +247,7 @@ describe('App end to end on the in-memory transport', () => {
     assert.equal(transport.broker.stats('orders').delayed + transport.broker.stats('orders').ready, 1, 'kept');
     assert.ok(logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message)));
     refuse = false;
-    await app.consume({ idleMs: 100 });
+    await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
     assert.equal(transport.messages('orders.dlq').length, 1);
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
@@ -288,7 +293,7 @@ describe('App end to end on the in-memory transport', () => {
     app.handle(URN, () => void at.push(Date.now()));
     const start = Date.now();
     await app.publish(URN, {}, { delayMs: 150 });
-    await app.consume({ idleMs: 400, maxMessages: 1 });
+    await app.consume({ idleMs: IDLE_MS, maxMessages: 1 });
     assert.ok(at[0]! - start >= 140, `delivered after ${at[0]! - start} ms`);
   });
 
@@ -351,7 +356,8 @@ describe('the worker survives what it cannot settle', () => {
         },
       });
     }, options);
-    await app.consume({ idleMs: 300 });
+    // Two messages, and the first again once its lease ran out.
+    await app.consume({ maxMessages: 3, idleMs: IDLE_MS });
     assert.equal(calls, 3, 'the first message ran again after its failed settle');
     assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)));
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
@@ -376,7 +382,7 @@ describe('the worker survives what it cannot settle', () => {
         return delivery.reconcileAttempts(n);
       },
     }), options);
-    await app.consume({ idleMs: 100 });
+    await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
     assert.equal(calls, 1);
     assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)));
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
