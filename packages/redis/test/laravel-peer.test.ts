@@ -11,7 +11,7 @@ import { broker, captureLogger, dueNow, envelopeBody, inspector, now, uniqueQueu
 // php-cli, php-redis and Debian's php-illuminate-queue / php-illuminate-redis.
 const b = broker('redis');
 const peer = join(import.meta.dirname, 'peers', 'laravel-queue.php');
-const php = spawnSync('php', ['-r', 'require "Illuminate/Queue/autoload.php"; require "Illuminate/Redis/autoload.php"; exit(extension_loaded("redis") ? 0 : 1);']);
+const php = spawnSync('php', ['-r', 'require "Illuminate/Queue/autoload.php"; require "Illuminate/Redis/autoload.php"; exit(extension_loaded("redis") ? 0 : 1);'], { timeout: 60_000 });
 const phpSkip = php.status === 0
   ? false
   : 'SKIPPED (no Laravel peer): run scripts/peers (apt-get install php-cli php-redis php-illuminate-queue php-illuminate-redis)';
