@@ -8,15 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { PACKAGES as packages } from '../support/packages.js';
 
 const root = join(import.meta.dirname, '../..');
-const packages: [string, string, string][] = [
-  ['@babelqueue/core', 'core', 'createApp'],
-  ['@babelqueue/payload-schema', 'payload-schema', 'PayloadSchemas'],
-  ['@babelqueue/redis', 'redis', 'RedisTransport'],
-  ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
-  ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
-];
 const built = packages.every(([, dir]) => existsSync(join(root, 'packages', dir, 'dist/cjs/index.js')));
 if (!built && process.env.CI === 'true') throw new Error('packages are not built: npm ci (prepare) or npm run build');
 const skip = built ? false : 'SKIPPED (not built): run npm run build';
@@ -30,8 +24,8 @@ describe('dual ESM + CJS packages with types', { skip }, () => {
       const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from ${JSON.stringify(name)}; process.stdout.write(typeof m.${symbol})`], { cwd: root, encoding: 'utf8', timeout: 60_000 });
       assert.equal(cjs, 'function');
       assert.equal(esm, 'function');
-      assert.ok(existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts')));
-      assert.ok(existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts')));
+      assert.ok(existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts')), "existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts'))");
+      assert.ok(existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts')), "existsSync(join(root, 'packages', dir, 'dist/cjs/index.d.ts'))");
     });
   }
 });

@@ -16,6 +16,10 @@ const GLOBAL_OPTIONS = {
 /** The settings every command reads. */
 export interface GlobalSettings {
   readonly url: string;
+  /** Where {@link url} came from: `--url`, `BABELQUEUE_URL`, or the default (`memory://`). */
+  readonly urlFrom: 'option' | 'env' | 'default';
+  /** The caller shares this process's `memory://` brokers (see {@link CliIo.sharesMemoryBrokers}). */
+  readonly sharesMemoryBrokers: boolean;
   readonly json: boolean;
   readonly timeoutMs: number;
 }
@@ -36,7 +40,7 @@ export interface Args {
   integer(name: string, min?: number): number | undefined;
 }
 
-/** The default broker URL: everything runs in this process. */
+/** The default broker URL: everything runs in this process (only `demo` may use it from the command line). */
 export const DEFAULT_URL = 'memory://';
 
 /**
@@ -55,11 +59,15 @@ export function parse(command: Command, args: readonly string[], options: Option
     const value = values[name];
     return typeof value === 'string' ? value : undefined;
   };
+  const option = string('url');
+  const env = nonBlank(io.env.BABELQUEUE_URL);
   const args_: Args = {
     positionals: parsed.positionals,
     help: values.help === true,
     global: {
-      url: string('url') ?? nonBlank(io.env.BABELQUEUE_URL) ?? DEFAULT_URL,
+      url: option ?? env ?? DEFAULT_URL,
+      urlFrom: option !== undefined ? 'option' : env !== undefined ? 'env' : 'default',
+      sharesMemoryBrokers: io.sharesMemoryBrokers === true,
       json: values.json === true,
       timeoutMs: 10_000,
     },

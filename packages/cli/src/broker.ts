@@ -1,6 +1,7 @@
 import { maskUrl, transportFromUrl, type Transport } from '@babelqueue/core';
 import { OperationalError, UsageError } from './errors.js';
 import type { GlobalSettings } from './args.js';
+import { refuseProcessLocal } from './process-local.js';
 import type { Command } from './usage.js';
 
 /** A connected transport plus what the CLI needs to report on it without leaking credentials. */
@@ -15,7 +16,8 @@ export interface Broker {
 }
 
 /**
- * Opens the transport for `--url`, runs `work` with it and closes it. Any
+ * Opens the transport for `--url` (refusing `memory://` where no other process
+ * could see it), runs `work` with it and closes it. Any
  * failure inside `work` that is not already a CLI error becomes an
  * {@link OperationalError} naming the masked URL.
  */
@@ -26,6 +28,7 @@ export async function withBroker<T>(command: Command, settings: GlobalSettings, 
   } catch {
     throw new UsageError(`--url is not a URL: "${maskUrl(url) === '<unparseable URL>' ? redactUserInfo(url) : maskUrl(url)}"`, command);
   }
+  refuseProcessLocal(command, settings);
   const where = maskUrl(url);
   const secrets = secretsOf(url);
   const describe = (error: unknown) => redact(messageOf(error), secrets);
@@ -43,6 +46,11 @@ export async function withBroker<T>(command: Command, settings: GlobalSettings, 
     call: (what, operation) => bounded(operation, settings.timeoutMs, what, where, describe),
   };
   try {
+    // Honest start-up: an unreachable broker, an unknown host or a refused
+    // login is one clear line before any work, never a silent retry loop.
+    await transport.connect({ timeoutMs: settings.timeoutMs }).catch((error: unknown) => {
+      throw new OperationalError(describe(error));
+    });
     return await work(broker);
   } catch (error) {
     if (error instanceof UsageError || error instanceof OperationalError) throw error;

@@ -17,6 +17,13 @@ export interface CliIo {
   confirm(question: string): Promise<boolean>;
   /** Aborted on Ctrl-C / SIGTERM: long-running commands stop cleanly. */
   readonly signal?: AbortSignal;
+  /**
+   * True when the caller runs in this process and shares its `memory://`
+   * brokers with the CLI (tests, a script that also opens `memory://name`).
+   * Otherwise `publish`, `consume` and `dlq` refuse `memory://`: a broker no
+   * other process can reach is always empty and vanishes on exit.
+   */
+  readonly sharesMemoryBrokers?: boolean;
 }
 
 /** The process's own streams, environment and signals. */

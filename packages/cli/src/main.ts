@@ -27,7 +27,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
  * @example
  * ```ts
  * import { main } from 'babelqueue';
- * const code = await main(['publish', '--url', 'memory://test', '--queue', 'orders', 'urn:babel:orders:created', '{"order_id":1}']);
+ * const code = await main(['publish', '--url', 'redis://127.0.0.1:6379', '--queue', 'orders', 'urn:babel:orders:created', '{"order_id":1}']);
  * ```
  */
 export async function main(argv: readonly string[], io: CliIo = nodeIo()): Promise<number> {

@@ -1,7 +1,8 @@
 /** Options every command takes. */
 const GLOBAL = `Global options:
-  --url URL         broker URL (default: $BABELQUEUE_URL, else memory://)
-                    memory://, redis://, rediss://, amqp://, amqps://, kafka://, ...
+  --url URL         broker URL (default: $BABELQUEUE_URL); publish, consume and dlq
+                    need one: redis://, rediss://, amqp://, amqps://, kafka://, ...
+                    (demo alone defaults to memory://)
   --json            machine-readable output
   --timeout-ms MS   give up on a broker that does not answer (default 10000)
   -h, --help        show help`;
@@ -13,14 +14,15 @@ export const USAGE = {
 Commands:
   demo                          publish, handle, retry and dead-letter on the in-memory broker
   publish URN 'JSON-DATA'       publish one message; prints its meta.id
-  consume                       print delivered envelopes (ack or leave them)
+  consume                       print and acknowledge (remove) messages; --no-ack keeps them
   dlq list|show|redrive|purge   inspect and repair a dead-letter queue
   redis legacy-cleanup          return stuck +inf reservations of a Redis legacy queue
 
 ${GLOBAL}
 
-memory:// lives inside one process: to publish in one command and consume in
-another, use a real broker (e.g. --url redis://127.0.0.1:6379).
+memory:// lives inside one process, so only demo runs on it: publish, consume and
+dlq need a broker other processes share (--url redis://127.0.0.1:6379, or
+BABELQUEUE_URL), and refuse memory:// with a usage error.
 Exit codes: 0 ok, 1 operational error, 2 usage error.
 Run "babelqueue <command> --help" for a command's options.`,
 
@@ -42,6 +44,7 @@ Publishes one envelope and prints its meta.id.
 ${GLOBAL}`,
 
   consume: `Usage: babelqueue consume [--queue Q] [--max N] [--idle-ms MS] [--ack | --no-ack]
+Acknowledges (removes from the queue) every message it prints, unless --no-ack.
 
 Prints each delivered envelope (one JSON object per line with --json).
 Without --max or --idle-ms it runs until interrupted (Ctrl-C).

@@ -18,9 +18,9 @@ interface Spawned {
 function babelqueue(args: string[], env: Record<string, string> = {}): Promise<Spawned> {
   return new Promise((done) => {
     // As a user runs it: the CLI's own log default, whatever this test run's level is.
-    const { BABELQUEUE_LOG_LEVEL: _level, ...inherited } = process.env;
+    // No broker from this test run's environment either, unless a test gives one.
+    const { BABELQUEUE_LOG_LEVEL: _level, BABELQUEUE_URL: _url, ...inherited } = process.env;
     const childEnv: NodeJS.ProcessEnv = { ...inherited, ...env };
-    delete childEnv.BABELQUEUE_URL;
     execFile(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], { cwd: repoRoot, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       done({ code, stdout, stderr });
@@ -59,13 +59,35 @@ describe('the babelqueue executable', () => {
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^babelqueue: --max must be an integer >= 1, got "many"\nUsage: babelqueue consume/);
-    assert.ok(r.stderr.split('\n').length < 6);
+    assert.ok(r.stderr.split('\n').length < 6, "r.stderr.split('\\n').length < 6");
   });
 
-  test('an unknown scheme is exit 1 naming the package to install', async () => {
-    const r = await babelqueue(['dlq', 'list', '--url', 'pulsar://user:pw-secret@127.0.0.1:6650']);
+  test('dlq, consume and publish refuse memory:// (exit 2, naming --url and BABELQUEUE_URL) instead of reporting an empty broker', async () => {
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [['dlq', 'list'], {}, /^babelqueue: dlq needs a broker: pass --url \(e\.g\. --url redis:\/\/127\.0\.0\.1:6379\) or set BABELQUEUE_URL\n/],
+      [['dlq', 'show', 'some-id'], {}, /^babelqueue: dlq needs a broker: pass --url/],
+      [['dlq', 'redrive', '--url', 'memory://'], {}, /^babelqueue: memory:\/\/ lives inside one process: this command would only ever see a new, empty broker\. Pass --url/],
+      [['dlq', 'purge', '--yes'], { BABELQUEUE_URL: 'memory://' }, /^babelqueue: BABELQUEUE_URL is memory:\/\/, but memory:\/\/ lives inside one process/],
+      // Without the refusal this one would wait for messages forever.
+      [['consume'], {}, /^babelqueue: consume needs a broker: pass --url/],
+      [['publish', '--url', 'memory://orders', 'urn:babel:orders:created', '{}'], {}, /^babelqueue: memory:\/\/ lives inside one process: the message would be gone when this command exits\. Pass --url/],
+    ];
+    // Independent processes: run them side by side.
+    const results = await Promise.all(cases.map(([args, env]) => babelqueue(args, env)));
+    results.forEach((r, i) => {
+      const [args, , message] = cases[i]!;
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.match(r.stderr, message, args.join(' '));
+      assert.match(r.stderr, /\nUsage: babelqueue /, args.join(' '));
+    });
+  });
+
+  test('a binding not shipped yet is exit 1 saying so, never naming an npm package', async () => {
+    const r = await babelqueue(['dlq', 'list', '--url', 'sb://user:pw-secret@ns.servicebus.windows.net']);
     assert.equal(r.code, 1);
-    assert.equal(r.stderr, 'babelqueue: "pulsar://" needs the @babelqueue/pulsar package: npm install @babelqueue/pulsar\n');
+    assert.match(r.stderr, /^babelqueue: the Azure Service Bus binding \("sb:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
+    assert.ok(!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret'), "!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret')");
   });
 
   const redis = existsSync(join(repoRoot, 'packages/redis/src/index.ts'));
@@ -75,6 +97,7 @@ describe('the babelqueue executable', () => {
     assert.equal(r.stdout, '');
     assert.ok(!r.stderr.includes('secret'), r.stderr);
     assert.doesNotMatch(r.stderr, /Unhandled error event|\n\s+at /, 'no ioredis stack traces');
-    assert.equal(r.stderr, 'babelqueue: publish: no answer from redis://user:***@127.0.0.1:1 within 1500 ms (is the broker running?)\n');
+    // Connected first: the one line names the masked target, the deadline and the last error.
+    assert.equal(r.stderr, 'babelqueue: cannot connect to redis://***@127.0.0.1:1 (legacy layout): no answer within 1500 ms (last error: connect ECONNREFUSED 127.0.0.1:1)\n');
   });
 });

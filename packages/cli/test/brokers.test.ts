@@ -78,3 +78,26 @@ for (const layout of ['legacy', 'zset'] as const) {
     });
   });
 }
+
+/** A refused login: the URL of the lab broker with credentials it does not know. */
+const WRONG_LOGIN: [BrokerName, (url: string) => string, RegExp][] = [
+  ['redis', (url) => url.replace('redis://', 'redis://nobody:hunter2@'), /WRONGPASS/],
+  ['rabbitmq', (url) => url.replace(/\/\/[^@]*@/, '//guest:hunter2@'), /ACCESS_REFUSED/],
+];
+
+for (const [name, wrong, reason] of WRONG_LOGIN) {
+  const b = broker(name);
+  describe(`babelqueue with a wrong password on ${name}`, { skip: b.skip }, () => {
+    test('consume and dlq list end with one clear line and exit 1: no retry loop, no stack, no password', async () => {
+      for (const argv of [['consume', '--queue', 'q'], ['dlq', 'list', '--queue', 'q']]) {
+        const r = await run([...argv, '--url', wrong(b.url!)]);
+        assert.equal(r.code, 1, `${argv.join(' ')}: ${r.err}`);
+        assert.equal(r.err.split('\n').filter((line) => line !== '').length, 1, r.err);
+        assert.match(r.err, /^babelqueue: cannot connect to /);
+        assert.match(r.err, reason);
+        assert.ok(!r.err.includes('hunter2'), "!r.err.includes('hunter2')");
+        assert.doesNotMatch(r.err, /\n\s+at /);
+      }
+    });
+  });
+}

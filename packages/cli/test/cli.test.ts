@@ -219,6 +219,61 @@ describe('babelqueue dlq (in-process, after a demo on the same memory:// broker)
   });
 });
 
+describe('memory:// where no other process can see it', () => {
+  // As the executable runs: nobody else shares this process's memory:// brokers.
+  const alone = { sharesMemoryBrokers: false };
+  const COMMANDS: [string, string[]][] = [
+    ['dlq list', ['dlq', 'list']],
+    ['dlq show', ['dlq', 'show', 'some-id']],
+    ['dlq redrive', ['dlq', 'redrive']],
+    ['dlq purge', ['dlq', 'purge', '--yes']],
+    ['consume', ['consume']],
+    ['publish', ['publish', URN, '{}']],
+  ];
+  for (const [name, argv] of COMMANDS) {
+    test(`${name} refuses memory:// (defaulted, --url, BABELQUEUE_URL) with a usage error naming --url and BABELQUEUE_URL`, async () => {
+      const defaulted = await run(argv, alone);
+      assert.equal(defaulted.code, 2, defaulted.err);
+      assert.match(defaulted.err, /^babelqueue: \w+ needs a broker: pass --url \(e\.g\. --url redis:\/\/127\.0\.0\.1:6379\) or set BABELQUEUE_URL\nUsage: babelqueue /);
+      assert.equal(defaulted.out, '');
+
+      const url = memoryUrl();
+      const given = await run([...argv, '--url', url], alone);
+      assert.equal(given.code, 2, given.err);
+      assert.match(given.err, /^babelqueue: memory:\/\/ lives inside one process: .*Pass --url with a shared broker .* or set BABELQUEUE_URL\n/);
+      const fromEnv = await run(argv, { ...alone, env: { BABELQUEUE_URL: url } });
+      assert.equal(fromEnv.code, 2, fromEnv.err);
+      assert.match(fromEnv.err, new RegExp(`^babelqueue: BABELQUEUE_URL is ${url}, but memory:// lives inside one process`));
+      // Refused before touching the broker: nothing was published or taken.
+      assert.deepEqual((await memoryTransport(url)).broker.stats('default'), { ready: 0, delayed: 0, inFlight: 0 });
+    });
+  }
+
+  test('publish says the message would be lost; consume and dlq that they would see an empty broker', async () => {
+    const url = memoryUrl();
+    assert.match((await run(['publish', '--url', url, URN, '{}'], alone)).err, /the message would be gone when this command exits/);
+    assert.match((await run(['dlq', 'list', '--url', url], alone)).err, /would only ever see a new, empty broker/);
+  });
+
+  test('demo keeps memory:// (its whole job runs in one process); --help needs no broker', async () => {
+    const demo = await run(['demo', '--json'], alone);
+    assert.equal(demo.code, 0, demo.err);
+    assert.equal(jsonLines(demo.out)[0]!.dead_letters.length, 1);
+    for (const argv of [['consume', '--help'], ['dlq', 'list', '--help'], ['publish', '--help']]) {
+      assert.equal((await run(argv, alone)).code, 0, argv.join(' '));
+    }
+  });
+
+  test('consume says in its first help line that it acknowledges (removes) what it prints', async () => {
+    const [usage, first] = (await run(['consume', '--help'])).out.split('\n');
+    assert.match(usage!, /^Usage: babelqueue consume /);
+    assert.match(first!, /^Acknowledges \(removes from the queue\) every message it prints, unless --no-ack\.$/);
+    assert.match((await run(['--help'])).out, /^ {2}consume +print and acknowledge \(remove\) messages; --no-ack keeps them$/m);
+    // The short usage after a usage error carries it too.
+    assert.match((await run(['consume', '--bogus'])).err, /\nAcknowledges \(removes from the queue\)/);
+  });
+});
+
 describe('babelqueue usage and errors', () => {
   const USAGE_ERRORS: [string, string[], RegExp][] = [
     ['no command', [], /no command given/],
@@ -279,15 +334,16 @@ describe('babelqueue usage and errors', () => {
     assert.match(version.out, /^\d+\.\d+\.\d+\n$/);
   });
 
-  test('an unknown scheme is exit 1 naming the package to install, credentials never printed', async () => {
-    const r = await run(['publish', '--url', 'sqs://AKIA:topsecret@127.0.0.1:9324/q', URN, '{}']);
+  test('a binding not shipped yet, and an unknown scheme, are exit 1 saying so, credentials never printed', async () => {
+    const r = await run(['publish', '--url', 'sb://key:topsecret@ns.servicebus.windows.net/q', URN, '{}']);
     assert.equal(r.code, 1);
-    assert.match(r.err, /npm install @babelqueue\/sqs/);
-    assert.ok(!r.err.includes('topsecret'));
+    assert.match(r.err, /the Azure Service Bus binding \("sb:\/\/"\) is not available yet/);
+    assert.ok(!r.err.includes('npm install'), 'never an npm name: the public one may be another package');
+    assert.ok(!r.err.includes('topsecret'), "!r.err.includes('topsecret')");
     const unknown = await run(['dlq', 'list', '--url', 'gopher://u:topsecret@host']);
     assert.equal(unknown.code, 1);
     assert.match(unknown.err, /no transport is known for "gopher:\/\/"/);
-    assert.ok(!unknown.err.includes('topsecret'));
+    assert.ok(!unknown.err.includes('topsecret'), "!unknown.err.includes('topsecret')");
   });
 
   test('a broker error is exit 1, one line naming the masked URL, its credentials scrubbed from the message', async () => {
@@ -322,7 +378,7 @@ describe('babelqueue usage and errors', () => {
   });
 
   test('the demo refuses a transport that cannot retry (Kafka without retry tiers)', async () => {
-    registerTransport('noretry', () => ({ ...stub({}), capabilities: { delayedPublish: false, delayedRetry: false, retry: false } }));
+    registerTransport('noretry', () => ({ ...stub({}), capabilities: { delayedPublish: false, delayedRetry: false, retry: false, headers: true } }));
     const r = await run(['demo', '--url', 'noretry://h']);
     assert.equal(r.code, 1);
     assert.match(r.err, /cannot retry a failed message.*retryTiersMs=default/);
@@ -371,6 +427,8 @@ function stub(parts: Partial<Transport>): Transport {
   return {
     rules: { ...memory.rules, name: 'plain' },
     capabilities: memory.capabilities,
+    target: 'plain://h',
+    connect: async () => undefined,
     publish: async () => undefined,
     consume: async () => undefined,
     close: async () => undefined,

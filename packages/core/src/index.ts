@@ -2,12 +2,30 @@ export const VERSION = '0.1.0';
 
 // --- runtime, settlement policy and transports (the App) ---
 export { createApp } from './runtime/app.js';
-export type { App, AppOptions, ConsumeOnceOptions, DeadLetterOptions, PublishOptions, RunOptions } from './runtime/app.js';
+export type {
+  App,
+  AppOptions,
+  ConsumeOnceOptions,
+  DeadLetterOptions,
+  PublishOptions,
+  RunOptions,
+  UntypedCatalog,
+  UrnOf,
+} from './runtime/app.js';
 export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';
-export type { Handler, Message } from './runtime/message.js';
+export type { Handler, Message, UrnCatalog } from './runtime/message.js';
 export { consoleLogger, silentLogger } from './runtime/logger.js';
 export type { Logger } from './runtime/logger.js';
-export { BabelQueueError, CapabilityError, ConfigurationError } from './runtime/errors.js';
+export {
+  BabelQueueError,
+  CapabilityError,
+  ConfigurationError,
+  ConnectError,
+  HandlerTimeoutError,
+  ShutdownError,
+  UnknownUrnError,
+  UnrecoverableError,
+} from './runtime/errors.js';
 export { decide } from './settlement/policy.js';
 export { UnknownUrnStrategy, isUnknownUrnStrategy } from './settlement/unknown-urn-strategy.js';
 export type { UnknownUrnStrategyValue } from './settlement/unknown-urn-strategy.js';
@@ -19,6 +37,7 @@ export type { Decision, DeadLetterReason, RetryRule } from './settlement/decisio
 export type { BindingRules } from './settlement/binding-rules.js';
 export { DeadLetterWriteError } from './transport/transport.js';
 export type {
+  ConnectOptions,
   ConsumeOptions,
   Delivery,
   EnvelopeProjection,
@@ -29,6 +48,10 @@ export type {
   TransportCapabilities,
 } from './transport/transport.js';
 export { pullLoop } from './transport/pull-loop.js';
+export { connectWithin } from './transport/connect-within.js';
+export type { ConnectAttempt } from './transport/connect-within.js';
+export { keepReserved } from './transport/keep-reserved.js';
+export type { KeepReservedOptions } from './transport/keep-reserved.js';
 export type { Fetch } from './transport/pull-loop.js';
 export { InMemoryTransport } from './transport/memory/in-memory-transport.js';
 export type { InMemoryTransportOptions } from './transport/memory/in-memory-transport.js';

@@ -1,8 +1,10 @@
 import {
   ConfigurationError,
+  connectWithin,
   dlqName,
   projectKafka,
   type BindingRules,
+  type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
   type Logger,
@@ -89,6 +91,7 @@ export const KAFKA_RULES: BindingRules = {
 export class KafkaTransport implements Transport {
   readonly rules = KAFKA_RULES;
   readonly capabilities: TransportCapabilities;
+  readonly target: string;
   /** The configured retry tiers (empty when off). */
   readonly retryTiersMs: readonly number[];
   readonly groupId: string;
@@ -108,7 +111,10 @@ export class KafkaTransport implements Transport {
     this.retryTiersMs = validateRetryTiers(options.retryTiersMs ?? fromUrl?.retryTiersMs ?? []);
     const tiers = this.retryTiersMs.length > 0;
     // Kafka ignores retry_backoff: the tier decides the delay, so no retry carries a delay of its own.
-    this.capabilities = { delayedPublish: tiers, delayedRetry: false, retry: tiers };
+    this.capabilities = { delayedPublish: tiers, delayedRetry: false, retry: tiers, headers: true };
+    this.target = options.url !== undefined
+      ? options.url.replace(/\/\/[^@/]*@/, '//***@')
+      : `kafka://${(options.brokers ?? []).join(',')}`;
     this.redeliveryDelayMs = nonNegative('redeliveryDelayMs', options.redeliveryDelayMs ?? 1000);
     this.ordering = options.ordering ?? fromUrl?.ordering ?? 'partition';
     if (!ORDERINGS.includes(this.ordering)) {
@@ -123,6 +129,18 @@ export class KafkaTransport implements Transport {
 
   private get logger(): Logger {
     return this.connection.logger;
+  }
+
+  /**
+   * Asks the cluster to describe itself through the admin client. Refused SASL
+   * credentials fail at once; unreachable brokers fail once kafkajs' own
+   * retries or `timeoutMs` run out, whichever comes first.
+   */
+  async connect(options: ConnectOptions): Promise<void> {
+    await connectWithin(this.target, options, async () => {
+      const admin = await this.connection.admin();
+      await admin.describeCluster();
+    });
   }
 
   /**

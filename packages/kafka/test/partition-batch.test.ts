@@ -166,7 +166,7 @@ describe('process-then-commit over a partition batch', () => {
     await processPartitionBatch(first.batch, async (r) => (r.offset === '1' ? hold(100) : settled), policy({ ordering: 'none', settledAhead: ahead }));
     assert.deepEqual(first.committed, ['1'], 'the commit stops before the held record');
     assert.deepEqual([...ahead], ['2']);
-    assert.ok(first.log.includes('pause 100'));
+    assert.ok(first.log.includes('pause 100'), "first.log.includes('pause 100')");
 
     const again = fakeBatch([1, 2, 3]);
     const handled: string[] = [];

@@ -12,7 +12,7 @@ import {
 describe('retry tiers', () => {
   it('exposes the recommended tiers', () => {
     assert.deepEqual([...DEFAULT_RETRY_TIERS_MS], [5000, 30000, 300000, 1800000]);
-    assert.ok(Object.isFrozen(DEFAULT_RETRY_TIERS_MS));
+    assert.ok(Object.isFrozen(DEFAULT_RETRY_TIERS_MS), "Object.isFrozen(DEFAULT_RETRY_TIERS_MS)");
   });
 
   it('names tier topics <topic>.retry.<n> with n starting at 1', () => {

@@ -33,9 +33,9 @@ describe('kafka:// URLs', () => {
   it('builds a transport whose capabilities follow the tiers', async () => {
     const plain = kafkaTransportFromUrl('kafka://127.0.0.1:9092');
     assert.equal(plain.rules.name, 'kafka');
-    assert.deepEqual(plain.capabilities, { delayedPublish: false, delayedRetry: false, retry: false });
+    assert.deepEqual(plain.capabilities, { delayedPublish: false, delayedRetry: false, retry: false, headers: true });
     const tiered = transportFromUrl(new URL('kafka://127.0.0.1:9092?retryTiersMs=500,1000&groupId=g'));
-    assert.deepEqual(tiered.capabilities, { delayedPublish: true, delayedRetry: false, retry: true });
+    assert.deepEqual(tiered.capabilities, { delayedPublish: true, delayedRetry: false, retry: true, headers: true });
     assert.deepEqual([...tiered.retryTiersMs], [500, 1000]);
     assert.equal(tiered.groupId, 'g');
     assert.throws(() => kafkaTransportFromUrl('kafka://h?retryTiersMs=500,100'), /ascending/);

@@ -28,6 +28,7 @@ export class ConnectionManager {
   private everConnected = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly waiters: Waiter[] = [];
+  private readonly failureListeners = new Set<(error: Error) => void>();
   private readonly masked: string;
 
   constructor(private readonly options: ResolvedOptions, private readonly logger: Logger) {
@@ -37,6 +38,12 @@ export class ConnectionManager {
   /** True once the transport closed or the first login was refused: nothing will reconnect. */
   terminal(): boolean {
     return this.state === 'closed' || this.state === 'failed';
+  }
+
+  /** Calls `listener` with every failed connection attempt until the returned function is called. */
+  onFailure(listener: (error: Error) => void): () => void {
+    this.failureListeners.add(listener);
+    return () => this.failureListeners.delete(listener);
   }
 
   /** The open connection, if there is one right now. */
@@ -96,6 +103,7 @@ export class ConnectionManager {
       const error = this.unavailable(cause);
       this.lastError = error;
       this.failures += 1;
+      for (const listener of this.failureListeners) listener(error);
       if (this.state === 'closed') throw error;
       if (!this.everConnected && isConfigurationFailure(cause)) {
         this.state = 'failed';

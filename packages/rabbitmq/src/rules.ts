@@ -14,9 +14,10 @@ export const RABBITMQ_RULES: BindingRules = {
   versionGateWithoutDeadLetter: 'drop',
 };
 
-/** Delays (publish and retry) ride per-delay TTL holding queues; retries re-publish. */
+/** Delays (publish and retry) ride per-delay TTL holding queues; retries re-publish; riders ride the AMQP headers. */
 export const RABBITMQ_CAPABILITIES: TransportCapabilities = {
   delayedPublish: true,
   delayedRetry: true,
   retry: true,
+  headers: true,
 };

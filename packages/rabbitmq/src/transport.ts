@@ -1,6 +1,9 @@
 import {
+  connectWithin,
   consoleLogger,
+  maskUrl,
   type BindingRules,
+  type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
@@ -35,6 +38,7 @@ import { assertAmqpUrl } from './url.js';
 export class RabbitMqTransport implements Transport {
   readonly rules: BindingRules = RABBITMQ_RULES;
   readonly capabilities: TransportCapabilities = RABBITMQ_CAPABILITIES;
+  readonly target: string;
   private readonly options: ResolvedOptions;
   private readonly connection: ConnectionManager;
   private readonly queues: QueueDeclarer;
@@ -50,6 +54,25 @@ export class RabbitMqTransport implements Transport {
     this.connection = new ConnectionManager(this.options, logger);
     this.queues = new QueueDeclarer(this.connection, logger);
     this.publisher = new Publisher(this.connection, this.queues, logger);
+    this.target = maskUrl(this.options.url);
+  }
+
+  /**
+   * Waits for the connection. A refused login or vhost and an unverifiable
+   * certificate fail at once; an unreachable broker fails when `timeoutMs` runs
+   * out, naming the last error. Reconnection after that stays automatic.
+   */
+  async connect(options: ConnectOptions): Promise<void> {
+    this.assertOpen();
+    if (this.connection.current() !== undefined) return;
+    await connectWithin(this.target, options, async ({ note }) => {
+      const unsubscribe = this.connection.onFailure(note);
+      try {
+        await this.connection.open(true);
+      } finally {
+        unsubscribe();
+      }
+    });
   }
 
   /**

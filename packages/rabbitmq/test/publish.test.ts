@@ -31,7 +31,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     await transport.publish({ body, queue: q, projection, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
     const [message, ...rest] = await raw.drain(q);
     assert.equal(rest.length, 0);
-    assert.ok(message);
+    assert.ok(message, "message");
     assert.ok(message.content.equals(body), 'body is byte-identical');
     const p = message.properties;
     assert.equal(p.type, projection.urn);
@@ -78,7 +78,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     // Not before the delay; how much later depends on the machine's load, so no upper bound.
     assert.ok(waited >= 390, `arrived after ${waited} ms`);
     const [message] = await raw.drain(q);
-    assert.ok(message!.content.equals(body));
+    assert.ok(message!.content.equals(body), "message!.content.equals(body)");
     assert.equal(message!.properties.type, 'urn:babel:t:x');
     assert.equal(await raw.count(`${q}.delay.600000`), 1, 'the far one still waits');
   });
@@ -88,7 +88,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     await raw.channel.assertQueue(q, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
     await assert.rejects(transport.publish({ body, queue: q, projection }), (error: unknown) => {
-      assert.ok(error instanceof PublishNotConfirmedError);
+      assert.ok(error instanceof PublishNotConfirmedError, "error instanceof PublishNotConfirmedError");
       assert.match(error.message, /refused it \(basic\.nack\)/);
       return true;
     });
@@ -121,7 +121,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
     // The broker's own dead-lettering (TTL expiry here) still moves it.
     await raw.waitForCount(nativeDlq, 1, 20_000);
     const [message] = await raw.drain(nativeDlq);
-    assert.ok(message!.content.equals(body));
+    assert.ok(message!.content.equals(body), "message!.content.equals(body)");
   });
 
   it('resolves without waiting for the confirm when confirm is off', async () => {
@@ -160,7 +160,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
       const q = 'bq-rmq-unreachable';
       const { body, projection } = envelope('urn:babel:t:x', {}, q);
       await assert.rejects(down.publish({ body, queue: q, projection }), (error: unknown) => {
-        assert.ok(error instanceof RabbitMqUnavailableError);
+        assert.ok(error instanceof RabbitMqUnavailableError, "error instanceof RabbitMqUnavailableError");
         assert.match(error.message, /amqp:\/\/alice:\*\*\*@127\.0\.0\.1:1/);
         assert.doesNotMatch(error.message, /s3cr3t/);
         return true;
@@ -178,7 +178,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
       const q = 'bq-rmq-wrong-password';
       const { body, projection } = envelope('urn:babel:t:x', {}, q);
       await assert.rejects(wrong.publish({ body, queue: q, projection }), (error: unknown) => {
-        assert.ok(error instanceof RabbitMqUnavailableError);
+        assert.ok(error instanceof RabbitMqUnavailableError, "error instanceof RabbitMqUnavailableError");
         assert.match(error.message, /ACCESS.REFUSED/);
         assert.doesNotMatch(error.message, /definitely-wrong-pw/);
         return true;

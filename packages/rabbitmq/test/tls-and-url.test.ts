@@ -90,9 +90,9 @@ describe('RabbitMQ over TLS (amqps://) and from a URL', { skip: rabbit.skip }, (
     const fromCore = await coreTransportFromUrl(url);
     const tls = transportFromUrl(new URL(amqpsUrl()), { tls: { ca: cert } });
     try {
-      assert.ok(fromCore instanceof RabbitMqTransport);
+      assert.ok(fromCore instanceof RabbitMqTransport, 'fromCore instanceof RabbitMqTransport');
       assert.equal(fromCore.rules.name, 'rabbitmq');
-      assert.ok(tls instanceof RabbitMqTransport);
+      assert.ok(tls instanceof RabbitMqTransport, 'tls instanceof RabbitMqTransport');
     } finally {
       await fromCore.close();
       await tls.close();
@@ -101,7 +101,7 @@ describe('RabbitMQ over TLS (amqps://) and from a URL', { skip: rabbit.skip }, (
 
   it('refuses a URL that is not amqp:// or amqps://, without echoing its password', () => {
     assert.throws(() => new RabbitMqTransport({ url: 'http://u:topsecret@h/' }), (error: unknown) => {
-      assert.ok(error instanceof ConfigurationError);
+      assert.ok(error instanceof ConfigurationError, "error instanceof ConfigurationError");
       assert.doesNotMatch(String(error), /topsecret/);
       return true;
     });

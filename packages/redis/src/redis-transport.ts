@@ -1,6 +1,9 @@
 import {
+  connectWithin,
   consoleLogger,
+  maskUrl,
   type BindingRules,
+  type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
   type Logger,
@@ -38,6 +41,7 @@ import { resolveOptions, type RedisClient, type RedisLayout, type RedisTransport
 export class RedisTransport implements Transport {
   readonly rules: BindingRules;
   readonly capabilities: TransportCapabilities;
+  readonly target: string;
   /** The key layout in use. */
   readonly layout: RedisLayout;
   /** The connection commands go through (yours when passed as `redis`). */
@@ -46,6 +50,7 @@ export class RedisTransport implements Transport {
   private readonly owned: boolean;
   private readonly logger: Logger;
   private readonly reservers = new Set<Reserver>();
+  private readonly retryAfter: number | null;
   /** Aborted by `close()`, so running consume loops stop instead of retrying a closed connection. */
   private readonly closing = new AbortController();
   private closed = false;
@@ -61,6 +66,45 @@ export class RedisTransport implements Transport {
       : new LegacyLayout(this.client, resolved, logger);
     this.rules = this.impl.rules;
     this.capabilities = this.impl.capabilities;
+    this.retryAfter = resolved.retryAfter;
+    const where = options.redis === undefined ? maskUrl(options.url ?? DEFAULT_URL) : 'a Redis client you passed';
+    this.target = `${where} (${resolved.layout} layout${options.cluster === true ? ', cluster' : ''})`;
+  }
+
+  /**
+   * Waits until the connection is ready. Refused credentials (WRONGPASS,
+   * NOAUTH) and an unknown host fail at once; a refused or silent port fails
+   * when `timeoutMs` runs out, naming the last error ioredis saw.
+   */
+  connect(options: ConnectOptions): Promise<void> {
+    const client = this.client;
+    if (client.status === 'ready') return Promise.resolve();
+    return connectWithin(this.target, options, ({ signal, note }) => new Promise<void>((resolve, reject) => {
+      const done = () => {
+        client.off('ready', onReady);
+        client.off('error', onError);
+        signal.removeEventListener('abort', done);
+      };
+      const onReady = () => {
+        done();
+        resolve();
+      };
+      const onError = (error: Error) => {
+        if (!isFatalConnectError(error)) return note(error);
+        done();
+        reject(error);
+      };
+      client.on('ready', onReady);
+      client.on('error', onError);
+      signal.addEventListener('abort', done, { once: true });
+      if (client.status === 'ready') onReady();
+      else if (client.status === 'wait') void client.connect().catch(() => undefined);
+    }));
+  }
+
+  /** `retryAfter` in ms (undefined when it is null: a reservation never expires). Renewed while a handler runs. */
+  reservationMs(): number | undefined {
+    return this.retryAfter === null ? undefined : this.retryAfter * 1000;
   }
 
   /**
@@ -130,6 +174,11 @@ export class RedisTransport implements Transport {
     for (const reserver of this.reservers) reserver.close();
     this.reservers.clear();
     if (this.owned) {
+      // QUIT waits for a reply that never comes while the broker is down.
+      if (this.client.status !== 'ready') {
+        this.client.disconnect();
+        return;
+      }
       try {
         await this.client.quit();
       } catch {
@@ -137,4 +186,11 @@ export class RedisTransport implements Transport {
       }
     }
   }
+}
+
+/** Errors no reconnect can fix: refused credentials, an unknown host. */
+function isFatalConnectError(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return /^(WRONGPASS|NOAUTH|NOPERM)\b|invalid (username|password)|ERR AUTH/i.test(error.message) ||
+    code === 'ENOTFOUND';
 }

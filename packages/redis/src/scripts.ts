@@ -12,4 +12,5 @@ export const SCRIPTS = {
   legacyDeadLetter: new LuaScript(LUA.legacyDeadLetter),
   legacyCleanup: new LuaScript(LUA.legacyCleanup),
   purge: new LuaScript(LUA.purge),
+  renew: new LuaScript(LUA.renew),
 } as const;

@@ -116,7 +116,7 @@ for (const layout of ['legacy', 'zset'] as const) {
         await redis.set(keys.dlq(`${q}.dlq`), 'wrong type');
         await redis.rpush(keys.ready(q), 'poison body');
         assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dead-letter write failed')));
+        assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dead-letter write failed')), 'the failed write is logged');
         assert.equal(await redis.zcard(keys.reserved(q)), 1, 'still reserved');
         await redis.del(keys.dlq(`${q}.dlq`));
         // The reservation's deadline passes: the clock moved through its score, no waiting for retry_after.

@@ -72,7 +72,7 @@ describe('redis cluster', { skip: b.skip }, () => {
       await cluster.rpush(ready(q), 'poison');
       await app.consume({ maxMessages: 1, idleMs: 30_000 });
       const line = logger.lines.find((l) => l.message.startsWith('dead-letter write failed'));
-      assert.ok(line);
+      assert.ok(line, "line");
       assert.match(String(line.fields.error), /CrossSlotError: .*dead-letter queue "elsewhere-dlq".*hash tag/);
       const reservedKey = layout === 'zset' ? `queues:${q}:reserved` : `${q}:processing:deadlines`;
       assert.equal(await cluster.zcard(reservedKey), 1);
@@ -95,7 +95,7 @@ describe('redis cluster', { skip: b.skip }, () => {
   it('the layout option reaches the cluster transport from a URL', async () => {
     const transport = track(redisTransportFromUrl(`${b.url!}?cluster=true&layout=zset`, { logger: captureLogger() }));
     assert.equal(transport.layout, 'zset' satisfies RedisLayout);
-    assert.ok(transport.client instanceof Cluster);
+    assert.ok(transport.client instanceof Cluster, "transport.client instanceof Cluster");
     await transport.close();
   });
 });

@@ -95,7 +95,7 @@ for (const layout of ['legacy', 'zset'] as const) {
         await d.settle({ kind: 'ack' });
       }, { concurrency: 1, signal: new AbortController().signal, maxMessages: 3 });
       assert.equal(n, 3);
-      assert.ok(logger.lines.some((l) => l.level === 'error' && /delivery handling failed/.test(l.message)));
+      assert.ok(logger.lines.some((l) => l.level === 'error' && /delivery handling failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /delivery handling failed/.test(l.message))");
       assert.equal(await redis.zcard(reservedKey(q)), 1, 'the unsettled one stays reserved for recovery');
       await t.close();
     });

@@ -31,7 +31,7 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
 
   it("is what the core's URL registry builds for redis:// (legacy by default)", async () => {
     const t = await coreTransportFromUrl(b.url!);
-    assert.ok(t instanceof RedisTransport);
+    assert.ok(t instanceof RedisTransport, 't instanceof RedisTransport');
     track(t);
     assert.equal(t.rules.name, 'redis-legacy');
     await t.close();
@@ -41,7 +41,7 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
     const fromString = track(transportFromUrl(`${b.url!}?layout=zset`));
     const fromUrl = track(transportFromUrl(new URL(`${b.url!}?layout=zset`)));
     for (const t of [fromString, fromUrl]) {
-      assert.ok(t instanceof RedisTransport);
+      assert.ok(t instanceof RedisTransport, "t instanceof RedisTransport");
       assert.equal(t.layout, 'zset');
     }
     await Promise.all([fromString.close(), fromUrl.close()]);

@@ -78,7 +78,7 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
       await a.publish(URN, { order_id: 1042, note: 'café ☕ / <b>' });
       const published = (await redis.lrangeBuffer(`queues:${q}`, 0, -1))[0]!;
       const popped = laravelPop(q, 'delete');
-      assert.ok(popped);
+      assert.ok(popped, 'Laravel popped it');
       assert.deepEqual(popped.job, published);
       assert.equal(popped.attempts, 1);
       await clean(q);

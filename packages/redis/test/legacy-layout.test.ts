@@ -56,7 +56,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
       (e: unknown) => e instanceof DelayedPublishUnsupportedError && /layout: "zset"/.test(e.message),
     );
     assert.equal(await redis.exists(q), 0);
-    assert.deepEqual(t.capabilities, { delayedPublish: false, delayedRetry: false, retry: true });
+    assert.deepEqual(t.capabilities, { delayedPublish: false, delayedRetry: false, retry: true, headers: true });
     await t.close();
   });
 
@@ -93,8 +93,8 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
       tokens.add(token);
       assert.equal(member[32], 0x3a, 'a colon after the token: the raw value starts at byte 34');
       const raw = member.subarray(33);
-      assert.ok(raw.equals(a) || raw.equals(c));
-      assert.ok(Number(score) >= before + 45 && Number(score) <= now() + 45);
+      assert.ok(raw.equals(a) || raw.equals(c), "raw.equals(a) || raw.equals(c)");
+      assert.ok(Number(score) >= before + 45 && Number(score) <= now() + 45, "Number(score) >= before + 45 && Number(score) <= now() + 45");
     }
     assert.equal(tokens.size, 2);
     await t.close();

@@ -38,7 +38,7 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
       assert.equal(await redis.zcard(`laravel_database_queues:${q}:reserved`), 1);
       await d.settle({ kind: 'ack' });
     });
-    assert.ok(d);
+    assert.ok(d, "d");
     assert.equal(await redis.zcard(`laravel_database_queues:${q}:reserved`), 0);
     await t.close();
   });
@@ -55,7 +55,7 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
     await redis.rpush(`queues:${q}:notify`, 1);
     const before = now();
     const [d] = await take(t, q);
-    assert.ok(d);
+    assert.ok(d, "d");
     assert.deepEqual(d.body, body);
     assert.equal(d.poison, undefined);
     assert.equal(d.reconcileAttempts(4), 4, 'the runtime adds one: the handler sees job.attempts + 1');
@@ -86,7 +86,7 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
     const delayed = await withScores(redis, `queues:${q}:delayed`);
     assert.equal(delayed.length, 1);
     assert.deepEqual(delayed[0]![0], withAttempts(body, 1));
-    assert.ok(Number(delayed[0]![1]) >= before + 2 && Number(delayed[0]![1]) <= now() + 2);
+    assert.ok(Number(delayed[0]![1]) >= before + 2 && Number(delayed[0]![1]) <= now() + 2, "Number(delayed[0]![1]) >= before + 2 && Number(delayed[0]![1]) <= now() + 2");
     await t.close();
   });
 
@@ -174,10 +174,10 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
     const { t } = transport(b.url!, { layout: 'zset', retryAfter: 1 });
     await t.publish({ body: envelopeBody(URN, {}, 0, q), queue: q, projection: {} as never });
     const [first] = await take(t, q); // never settled: the consumer "crashed"
-    assert.ok(first);
+    assert.ok(first, 'reserved once');
     await dueNow(redis, `queues:${q}:reserved`); // retry_after has passed
     const [again] = await take(t, q, async (d) => d.settle({ kind: 'ack' }));
-    assert.ok(again);
+    assert.ok(again, "again");
     const recovered = JSON.parse(again.body.toString()) as { attempts: number };
     assert.equal(recovered.attempts, 1, 'the recovered job carries attempts + 1, so the handler sees 2');
     assert.equal(await redis.zcard(`queues:${q}:reserved`), 0);
@@ -208,7 +208,7 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
       const { t } = transport(b.url!, { layout: 'zset' });
       await t.publishRaw(q, raw);
       const [d] = await take(t, q);
-      assert.ok(d?.poison);
+      assert.ok(d?.poison, "d?.poison");
       assert.deepEqual(d.body, raw);
       assert.deepEqual(await redis.zrangeBuffer(`queues:${q}:reserved`, '0', '-1'), [raw], 'member = the raw job: nothing lost');
       await d.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record: Buffer.from('{"raw":"x"}'), reason: 'poison' });

@@ -133,7 +133,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(m.envelope.meta.queue, q);
       assert.equal(m.envelope.meta.lang, 'python');
       assert.equal(m.envelope.meta.schema_version, 1);
-      assert.ok(Number.isInteger(m.envelope.meta.created_at) && Math.abs(Date.now() - m.envelope.meta.created_at) < 60_000);
+      assert.ok(Number.isInteger(m.envelope.meta.created_at) && Math.abs(Date.now() - m.envelope.meta.created_at) < 60_000, "Number.isInteger(m.envelope.meta.created_at) && Math.abs(Date.now() - m.envelope.meta.created_at)...");
       assert.equal(m.envelope.attempts, 0);
       assert.equal(m.attempts, 1, 'the first delivery is counted attempt 1');
       target.native?.fromPython?.(m);
@@ -218,7 +218,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(env.dead_letter.original_queue, q);
       assert.equal(env.dead_letter.attempts, 1);
       assert.match(env.dead_letter.error, /typescript handler failure on purpose/);
-      assert.ok(Number.isInteger(env.dead_letter.failed_at));
+      assert.ok(Number.isInteger(env.dead_letter.failed_at), "Number.isInteger(env.dead_letter.failed_at)");
       assert.deepEqual(Object.keys(env).at(-1), 'dead_letter');
     });
 
@@ -245,7 +245,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(block.attempts, 1);
       assert.equal(block.error, PEER_FAILURE);
       assert.equal(block.exception, 'RuntimeError');
-      assert.ok(Number.isInteger(block.failed_at));
+      assert.ok(Number.isInteger(block.failed_at), "Number.isInteger(block.failed_at)");
     });
   });
 }

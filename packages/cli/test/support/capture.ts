@@ -17,6 +17,8 @@ export interface RunOptions {
   /** The answer to every confirmation question. */
   answer?: boolean;
   signal?: AbortSignal;
+  /** Whether this process's memory:// brokers are shared with the caller (default true: the tests open them too). */
+  sharesMemoryBrokers?: boolean;
   /** Called with each piece of stdout as it is written (to react to output while the command runs). */
   onStdout?: (text: string) => void;
 }
@@ -39,6 +41,7 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
       return options.answer ?? false;
     },
     ...(options.signal ? { signal: options.signal } : {}),
+    sharesMemoryBrokers: options.sharesMemoryBrokers ?? true,
   };
   const code = await main(argv, io);
   return { code, out, err, asked };

@@ -1,5 +1,6 @@
 import type { DeadLetterReason } from '../settlement/decision.js';
 import type { DeadLetterBlock } from '../envelope/types.js';
+import { thrownText, thrownType } from '../runtime/thrown.js';
 
 /** The `dead_letter.reason` values (seed 001). */
 export const DEAD_LETTER_REASONS: readonly DeadLetterReason[] = ['failed', 'unknown_urn', 'poison'];
@@ -45,14 +46,11 @@ export function deadLetterBlock(input: DeadLetterBlockInput): DeadLetterBlock {
 /**
  * The `error` / `exception` pair for a thrown value: an Error gives its
  * message and its type name (`name`, or the class name when `name` was left
- * as "Error"); anything else gives its string form and a null exception.
+ * as "Error"); anything else gives its text (JSON for an object, see
+ * {@link thrownText}) and a null exception. `undefined` means nothing was
+ * thrown (an unknown URN, poison): both null.
  */
 export function describeError(thrown: unknown): { error: string | null; exception: string | null } {
-  if (thrown instanceof Error) {
-    const className = (thrown.constructor as { name?: unknown } | undefined)?.name;
-    const exception = thrown.name === 'Error' && typeof className === 'string' && className !== '' ? className : thrown.name;
-    return { error: thrown.message, exception };
-  }
-  if (thrown === undefined || thrown === null) return { error: null, exception: null };
-  return { error: String(thrown), exception: null };
+  if (thrown === undefined) return { error: null, exception: null };
+  return { error: thrownText(thrown), exception: thrownType(thrown) };
 }

@@ -26,7 +26,11 @@ export interface RedriveOptions {
   readonly dryRun?: boolean;
   /** Redrive only records this predicate accepts (given the decoded envelope); the others are restored. */
   readonly select?: (envelope: Envelope) => boolean;
-  /** Mark redriven messages as replays: native header `bq-replay-bypass: "1"` (ADR-0027). */
+  /**
+   * Mark redriven messages as replays: native header `bq-replay-bypass: "1"`
+   * (ADR-0027). Refused with a `CapabilityError` before anything moves on a
+   * transport that carries no headers (the Redis zset layout).
+   */
   readonly bypass?: boolean;
   /** The drain ends once no record arrived for this long (the per-pop wait). Default 1000 ms. */
   readonly idleMs?: number;
@@ -193,6 +197,10 @@ function validate(transport: Transport, options: RedriveOptions): Settings {
   }
   if (typeof transport.publishRaw !== 'function') {
     throw new CapabilityError(`the ${transport.rules.name} transport cannot write raw records (publishRaw), so it cannot redrive`);
+  }
+  if (options.bypass === true && !transport.capabilities.headers) {
+    // Refused before anything moves: without the header a replay would re-run its external effects.
+    throw new CapabilityError(`the ${transport.rules.name} transport carries no native headers, so the replay-bypass header (${REPLAY_BYPASS_HEADER}) cannot travel with a redriven message and handlers would re-run their external effects; redrive without bypass, or use a layout or broker that carries headers`);
   }
   return { publishRaw: transport.publishRaw.bind(transport), max, idleMs };
 }

@@ -1,24 +1,27 @@
 import { EnvelopeCodec } from '../envelope/codec.js';
-import { dlqName } from '../dead-letter/naming.js';
 import type { JsonObject } from '../envelope/types.js';
-import { resolveRetryBackoff } from '../retry/backoff.js';
-import type { PolicyConfig, RetryBackoff } from '../settlement/policy-config.js';
-import { isUnknownUrnStrategy, type UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
+import type { PolicyConfig } from '../settlement/policy-config.js';
+import type { UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
 import type { Transport } from '../transport/transport.js';
+import { resolveSettings, type AppSettings } from './app-settings.js';
 import { processDelivery, type DropEvent, type FailedEvent, type ProcessorContext } from './delivery-processor.js';
 import { CapabilityError, ConfigurationError } from './errors.js';
-import { consoleLogger, type Logger } from './logger.js';
-import type { Handler } from './message.js';
+import type { Logger } from './logger.js';
+import type { Handler, UrnCatalog } from './message.js';
+import { checkOptionKeys } from './option-keys.js';
+import { startupChecks } from './startup-checks.js';
+import { runWorker } from './worker.js';
+import type { RetryBackoff } from '../settlement/policy-config.js';
 
 /** Dead-lettering settings: `true` for `<queue>.dlq`, or an explicit queue / suffix. */
 export interface DeadLetterOptions {
-  /** Write every record to this queue instead of `<queue><suffix>`. */
+  /** Write every record to this queue instead of `<queue><suffix>`. Must differ from the consumed queue. */
   readonly queue?: string;
-  /** Suffix appended to the consumed queue's name. Default `.dlq` (`-dlq` on SQS). */
+  /** Suffix appended to the consumed queue's name. Default `.dlq` (`-dlq` on SQS). Must not be empty. */
   readonly suffix?: string;
 }
 
-/** Options of {@link createApp}. */
+/** Options of {@link createApp}. Unknown keys are refused (a plain-JavaScript typo fails at start-up). */
 export interface AppOptions {
   /** The broker binding. */
   readonly transport: Transport;
@@ -30,12 +33,30 @@ export interface AppOptions {
   readonly onUnknownUrn?: UnknownUrnStrategyValue;
   /** Delay before an unknown URN under `release` is delivered again, in ms. Default 0. */
   readonly unknownUrnReleaseDelayMs?: number;
-  /** Dead-lettering: off by default; `true` for `<queue>.dlq`; or `{ queue, suffix }`. */
+  /**
+   * Dead-lettering. **Off by default** (the specification's default): a message
+   * that still fails after `maxAttempts` is then dropped, with an ERROR log line.
+   * `true` keeps it in `<queue>.dlq` (`<queue>-dlq` on SQS); or `{ queue, suffix }`.
+   */
   readonly deadLetter?: boolean | DeadLetterOptions;
   /** Retry delay `min(maxMs, baseMs * multiplier^(n-1))`; default 0 ms (redeliver at once). */
   readonly retryBackoff?: Partial<RetryBackoff>;
   /** A body larger than this many bytes is poison. Default: no limit. */
   readonly maxBodyBytes?: number;
+  /**
+   * A handler still running after this many ms is failed (retry path) and its
+   * `message.signal` aborted. Must be below the transport's reservation (Redis
+   * `retryAfter`, SQS visibility timeout, …). Default: no timeout.
+   */
+  readonly handlerTimeoutMs?: number;
+  /**
+   * On shutdown, how long in-flight handlers may run on before they are
+   * interrupted and their messages left unsettled for redelivery. Default
+   * 25,000 ms (inside Kubernetes' 30 s grace period).
+   */
+  readonly shutdownTimeoutMs?: number;
+  /** How long `run()`/`consume()` wait for the broker at start-up before failing with a `ConnectError`. Default 10,000 ms. */
+  readonly connectTimeoutMs?: number;
   /** pino-compatible logger. Default: one line per event on stderr. Bodies are never logged. */
   readonly logger?: Logger;
   /** The `failed(...)` hook: runs when a message will not be retried again, before it is dead-lettered or dropped. */
@@ -64,8 +85,13 @@ export interface RunOptions {
   readonly queue?: string;
   /** Deliveries handled at once. Default 1. */
   readonly concurrency?: number;
-  /** Aborting stops taking work, lets in-flight handlers finish and settle, then closes the transport. */
+  /** Aborting starts the graceful shutdown (see `shutdownTimeoutMs`). */
   readonly signal?: AbortSignal;
+  /**
+   * Shut down on SIGINT / SIGTERM (Ctrl-C); a second signal exits the process at
+   * once, leaving what is in flight for redelivery. Default false.
+   */
+  readonly handleSignals?: boolean;
 }
 
 /** Options of {@link App.consume}. */
@@ -79,13 +105,38 @@ export interface ConsumeOnceOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Registers handlers by URN, publishes envelopes and runs the consume loop on one transport. */
-export interface App {
-  /** Routes `urn` to `handler`. One handler per URN. */
-  handle<TData = Record<string, unknown>>(urn: string, handler: Handler<TData>): App;
+/** The catalog of an App created without one: any URN, any object payload. */
+declare const untyped: unique symbol;
+export interface UntypedCatalog {
+  readonly [untyped]: true;
+}
+
+/** The URNs of a catalog. */
+export type UrnOf<C> = Extract<keyof C, string>;
+
+/**
+ * Registers handlers by URN, publishes envelopes and runs the consume loop on
+ * one transport. With a URN catalog (`createApp<Catalog>()`), `handle` and
+ * `publish` take only the catalog's URNs and check each payload's type.
+ */
+export interface App<C extends UrnCatalog = UntypedCatalog> {
+  /**
+   * Routes `urn` to `handler`. One handler per URN. Without a catalog, name the
+   * payload type with `handle<OrderCreated>(urn, handler)`.
+   */
+  handle: C extends UntypedCatalog
+    ? <TData extends object = Record<string, unknown>>(urn: string, handler: Handler<TData>) => App<C>
+    : <U extends UrnOf<C>>(urn: U, handler: Handler<C[U]>) => App<C>;
   /** Builds, encodes and publishes one envelope; resolves with its `meta.id` once the broker has it. */
-  publish(urn: string, data: Record<string, unknown>, options?: PublishOptions): Promise<string>;
-  /** Consumes until the signal aborts; then drains in-flight work and closes the transport. */
+  publish: C extends UntypedCatalog
+    ? (urn: string, data: object, options?: PublishOptions) => Promise<string>
+    : <U extends UrnOf<C>>(urn: U, data: C[U], options?: PublishOptions) => Promise<string>;
+  /**
+   * Connects (failing with a `ConnectError` within `connectTimeoutMs` when the
+   * broker cannot be reached), logs `consuming <queue> on <target>`, and
+   * consumes until the signal aborts; then shuts down within
+   * `shutdownTimeoutMs` and closes the transport.
+   */
   run(options?: RunOptions): Promise<void>;
   /** Consumes until `maxMessages` or `idleMs` is reached (tests and scripts); returns deliveries handled. */
   consume(options?: ConsumeOnceOptions): Promise<number>;
@@ -95,58 +146,66 @@ export interface App {
   deadLetterQueueName(queue?: string): string;
 }
 
-/** Creates an {@link App}. Options are validated here, so a bad setting fails at start-up. */
-export function createApp(options: AppOptions): App {
-  const settings = validate(options);
-  const { transport } = options;
+const RUN_KEYS = ['queue', 'concurrency', 'signal', 'handleSignals'] as const;
+const CONSUME_KEYS = ['queue', 'maxMessages', 'idleMs', 'concurrency', 'signal'] as const;
+const PUBLISH_KEYS = ['queue', 'traceId', 'delayMs', 'headers', 'key'] as const;
+
+/**
+ * Creates an {@link App}. Options are validated here, so a bad setting (an
+ * unknown key, a DLQ that is its own queue, …) fails at start-up.
+ *
+ * @example
+ * ```ts
+ * const app = createApp({ transport: new InMemoryTransport(), queue: 'orders', deadLetter: true });
+ * app.handle('urn:babel:orders:created', async (data, message) => console.log(data, message.traceId));
+ * await app.publish('urn:babel:orders:created', { order_id: 1042 });
+ * await app.run({ concurrency: 8, handleSignals: true });
+ * ```
+ */
+export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOptions): App<C> {
+  const settings = resolveSettings(options);
+  const { transport, logger } = settings;
   const handlers = new Map<string, Handler>();
-  const defaultQueue = options.queue ?? 'default';
-
-  const dlqFor = (queue: string, explicit: string | undefined, suffix: string | undefined): string =>
-    explicit ?? (transport.rules.dlqName ? transport.rules.dlqName(queue, suffix) : dlqName(queue, { suffix }));
-
   const configs = new Map<string, PolicyConfig>();
   const config = (queue: string): PolicyConfig => {
     let found = configs.get(queue);
     if (found === undefined) {
-      const dl = settings.deadLetter;
-      found = {
-        maxAttempts: settings.maxAttempts,
-        onUnknownUrn: settings.onUnknownUrn,
-        deadLetterQueue: dl === undefined ? undefined : dlqFor(queue, dl.queue, dl.suffix),
-        defaultDeadLetterQueue: dlqFor(queue, undefined, undefined),
-        retryBackoff: settings.retryBackoff,
-        unknownUrnReleaseDelayMs: settings.unknownUrnReleaseDelayMs,
-      };
+      found = settings.policyConfig(queue);
       configs.set(queue, found);
     }
     return found;
   };
+  config(settings.queue); // a DLQ that is the App's own queue fails here, at createApp
 
-  const ctx: ProcessorContext = {
+  const context = (extra: Pick<ProcessorContext, 'interrupt'>): ProcessorContext => ({
     transport,
     handlers,
     config,
-    logger: settings.logger,
+    logger,
     maxBodyBytes: settings.maxBodyBytes,
+    ...(settings.handlerTimeoutMs !== undefined ? { handlerTimeoutMs: settings.handlerTimeoutMs } : {}),
+    ...extra,
     ...(options.onFailed ? { onFailed: options.onFailed } : {}),
     ...(options.onDrop ? { onDrop: options.onDrop } : {}),
-  };
-  const onDelivery = (delivery: Parameters<typeof processDelivery>[0]) => processDelivery(delivery, ctx);
+  });
+  const drainContext = context({});
+  const checks = startupChecks(settings, handlers, config);
 
-  const app: App = {
-    handle(urn, handler) {
+  const app = {
+    handle(urn: string, handler: Handler) {
+      if (typeof urn !== 'string' || urn.trim() === '') throw new ConfigurationError('a handler needs a non-blank URN');
+      if (typeof handler !== 'function') throw new ConfigurationError(`the handler for ${urn} must be a function, got ${typeof handler}`);
       const key = urn.trim();
-      if (key === '') throw new ConfigurationError('a handler needs a non-blank URN');
       if (handlers.has(key)) throw new ConfigurationError(`a handler is already registered for ${key}`);
-      handlers.set(key, handler as Handler);
+      handlers.set(key, handler);
       return app;
     },
 
-    async publish(urn, data, publishOptions = {}) {
-      const queue = publishOptions.queue ?? defaultQueue;
+    async publish(urn: string, data: object, publishOptions: PublishOptions = {}) {
+      checkOptionKeys('publish options', publishOptions, PUBLISH_KEYS);
+      const queue = queueName('publish options.queue', publishOptions.queue ?? settings.queue);
       const delayMs = publishOptions.delayMs ?? 0;
-      if (!(Number.isFinite(delayMs) && delayMs >= 0)) {
+      if (!(typeof delayMs === 'number' && Number.isFinite(delayMs) && delayMs >= 0)) {
         throw new ConfigurationError(`delayMs must be a non-negative number, got ${String(delayMs)}`);
       }
       if (delayMs > 0 && !transport.capabilities.delayedPublish) {
@@ -176,27 +235,40 @@ export function createApp(options: AppOptions): App {
       return envelope.meta.id;
     },
 
-    async run(runOptions = {}) {
-      const signal = runOptions.signal ?? new AbortController().signal;
-      const queue = runOptions.queue ?? defaultQueue;
-      settings.logger.info({ queue, binding: transport.rules.name, concurrency: runOptions.concurrency ?? 1 }, 'worker started');
-      try {
-        await transport.consume(queue, onDelivery, { concurrency: positive(runOptions.concurrency ?? 1), signal });
-      } finally {
-        await transport.close();
-        settings.logger.info({ queue }, 'worker stopped');
-      }
+    async run(runOptions: RunOptions = {}) {
+      checkOptionKeys('run options', runOptions, RUN_KEYS);
+      const queue = queueName('run options.queue', runOptions.queue ?? settings.queue);
+      const concurrency = positive(runOptions.concurrency ?? 1);
+      checks.beforeConsume(queue, true);
+      await runWorker({
+        transport,
+        queue,
+        concurrency,
+        logger,
+        signal: runOptions.signal,
+        handleSignals: runOptions.handleSignals === true,
+        connectTimeoutMs: settings.connectTimeoutMs,
+        shutdownTimeoutMs: settings.shutdownTimeoutMs,
+        process: (delivery, interrupt) => processDelivery(delivery, context({ interrupt })),
+        started: () => checks.started(queue, concurrency),
+      });
     },
 
-    async consume(consumeOptions = {}) {
+    async consume(consumeOptions: ConsumeOnceOptions = {}) {
+      checkOptionKeys('consume options', consumeOptions, CONSUME_KEYS);
+      const queue = queueName('consume options.queue', consumeOptions.queue ?? settings.queue);
+      const concurrency = positive(consumeOptions.concurrency ?? 1);
+      checks.beforeConsume(queue, false);
+      const signal = consumeOptions.signal ?? new AbortController().signal;
+      await transport.connect({ timeoutMs: settings.connectTimeoutMs, signal });
+      checks.started(queue, concurrency);
       let handled = 0;
-      const counting = async (delivery: Parameters<typeof processDelivery>[0]) => {
+      await transport.consume(queue, async (delivery) => {
         handled += 1;
-        await onDelivery(delivery);
-      };
-      await transport.consume(consumeOptions.queue ?? defaultQueue, counting, {
-        concurrency: positive(consumeOptions.concurrency ?? 1),
-        signal: consumeOptions.signal ?? new AbortController().signal,
+        await processDelivery(delivery, drainContext);
+      }, {
+        concurrency,
+        signal,
         idleMs: consumeOptions.idleMs ?? 1000,
         ...(consumeOptions.maxMessages !== undefined ? { maxMessages: consumeOptions.maxMessages } : {}),
       });
@@ -205,58 +277,21 @@ export function createApp(options: AppOptions): App {
 
     close: () => transport.close(),
 
-    deadLetterQueueName(queue = defaultQueue) {
+    deadLetterQueueName(queue: string = settings.queue) {
       return config(queue).deadLetterQueue ?? config(queue).defaultDeadLetterQueue;
     },
   };
-  return app;
+  return app as unknown as App<C>;
 }
 
-interface Settings {
-  maxAttempts: number;
-  onUnknownUrn: UnknownUrnStrategyValue;
-  unknownUrnReleaseDelayMs: number;
-  deadLetter: DeadLetterOptions | undefined;
-  retryBackoff: RetryBackoff;
-  maxBodyBytes: number;
-  logger: Logger;
-}
+/** The settings a started worker reads; exported for the start-up checks. */
+export type { AppSettings };
 
-function validate(options: AppOptions): Settings {
-  if (options.transport === undefined || options.transport === null) {
-    throw new ConfigurationError('createApp needs a transport (for example new InMemoryTransport())');
+function queueName(what: string, queue: unknown): string {
+  if (typeof queue !== 'string' || queue.trim() === '') {
+    throw new ConfigurationError(`${what} must be a non-blank string, got ${queue === null ? 'null' : typeof queue === 'string' ? '""' : typeof queue}`);
   }
-  const maxAttempts = options.maxAttempts ?? 3;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 0) {
-    throw new ConfigurationError(`maxAttempts must be an integer >= 0 (0 = no cap), got ${String(maxAttempts)}`);
-  }
-  const onUnknownUrn = options.onUnknownUrn ?? 'fail';
-  if (!isUnknownUrnStrategy(onUnknownUrn)) {
-    throw new ConfigurationError(`onUnknownUrn must be fail, delete, release or dead_letter, got ${String(onUnknownUrn)}`);
-  }
-  let retryBackoff: RetryBackoff;
-  try {
-    retryBackoff = resolveRetryBackoff(options.retryBackoff);
-  } catch (error) {
-    throw new ConfigurationError((error as Error).message);
-  }
-  const dl = options.deadLetter;
-  return {
-    maxAttempts,
-    onUnknownUrn,
-    unknownUrnReleaseDelayMs: nonNegative('unknownUrnReleaseDelayMs', options.unknownUrnReleaseDelayMs ?? 0),
-    deadLetter: dl === undefined || dl === false ? undefined : dl === true ? {} : dl,
-    retryBackoff,
-    maxBodyBytes: options.maxBodyBytes === undefined ? Infinity : nonNegative('maxBodyBytes', options.maxBodyBytes),
-    logger: options.logger ?? consoleLogger(),
-  };
-}
-
-function nonNegative(name: string, value: number): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new ConfigurationError(`${name} must be a number >= 0, got ${String(value)}`);
-  }
-  return value;
+  return queue;
 }
 
 function positive(concurrency: number): number {

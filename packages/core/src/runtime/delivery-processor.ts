@@ -1,4 +1,4 @@
-import { deadLetterBlock, describeError } from '../dead-letter/block.js';
+import { deadLetterBlock } from '../dead-letter/block.js';
 import { poisonRecord } from '../dead-letter/poison.js';
 import { reemit } from '../reemit/edit.js';
 import type { DeadLetterReason, Decision } from '../settlement/decision.js';
@@ -8,8 +8,10 @@ import type { PolicyConfig } from '../settlement/policy-config.js';
 import type { Verdict } from '../settlement/verdict.js';
 import { DeadLetterWriteError, type Delivery, type Transport } from '../transport/transport.js';
 import { classifyBody } from './classify.js';
+import { HandlerTimeoutError, ShutdownError } from './errors.js';
 import type { Logger } from './logger.js';
 import type { Handler, Message } from './message.js';
+import { thrownFields, thrownText, thrownType } from './thrown.js';
 
 /** A failure the `onFailed` hook is told about, before the message is dead-lettered or dropped. */
 export interface FailedEvent {
@@ -34,6 +36,13 @@ export interface ProcessorContext {
   readonly config: (queue: string) => PolicyConfig;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
+  /** A handler still running after this long is aborted and failed (retry path). */
+  readonly handlerTimeoutMs?: number;
+  /**
+   * Aborted when the worker's shutdown deadline passes: handlers still running
+   * are interrupted and their deliveries left unsettled for redelivery.
+   */
+  readonly interrupt?: AbortSignal;
   readonly onFailed?: (event: FailedEvent) => unknown;
   readonly onDrop?: (event: DropEvent) => unknown;
 }
@@ -57,7 +66,7 @@ export async function processDelivery(delivery: Delivery, ctx: ProcessorContext)
   } catch (error) {
     // A bug or a value no record can hold must not stop the worker or lose the message.
     const ids = { queue: delivery.queue, bytes: delivery.body.length };
-    ctx.logger.error({ ...ids, error: describe(error) }, 'unexpected error while settling; message left for redelivery');
+    ctx.logger.error({ ...ids, ...thrownFields(error) }, 'unexpected error while settling; message left for redelivery');
     await settleQuietly(delivery, { kind: 'unsettled', why: 'unexpected error' }, ctx, ids);
   }
 }
@@ -80,11 +89,11 @@ async function settleOne(delivery: Delivery, ctx: ProcessorContext): Promise<voi
     await delivery.settle(decision);
   } catch (error) {
     if (error instanceof DeadLetterWriteError) {
-      ctx.logger.error({ ...ids, dlq: error.queue, error: describe(error.cause) }, 'dead-letter write failed; message left for redelivery');
+      ctx.logger.error({ ...ids, dlq: error.queue, ...thrownFields(error.cause) }, 'dead-letter write failed; message left for redelivery');
       await settleQuietly(delivery, { kind: 'unsettled', why: 'dead-letter write failed' }, ctx, ids);
       return;
     }
-    ctx.logger.error({ ...ids, decision: decision.kind, error: describe(error) }, 'settlement failed; the broker will redeliver');
+    ctx.logger.error({ ...ids, decision: decision.kind, ...thrownFields(error) }, 'settlement failed; the broker will redeliver');
   }
 }
 
@@ -102,6 +111,8 @@ async function run(delivery: Delivery, ctx: ProcessorContext): Promise<Step> {
   }
   const { envelope, urn } = classified;
   const counted = delivery.reconcileAttempts(envelope.attempts) + 1;
+  const handler = ctx.handlers.get(urn);
+  const controller = new AbortController();
   const message: Message = {
     urn,
     traceId: envelope.trace_id,
@@ -112,15 +123,62 @@ async function run(delivery: Delivery, ctx: ProcessorContext): Promise<Step> {
     envelope,
     data: envelope.data,
     body: delivery.body,
+    signal: controller.signal,
   };
-  const handler = ctx.handlers.get(urn);
   if (handler === undefined) return { outcome: { kind: 'unknown-urn', urn }, counted, message };
+  const outcome = await runHandler(handler, message, controller, ctx);
+  return outcome.kind === 'failed'
+    ? { outcome, counted, message, error: outcome.error }
+    : { outcome, counted, message };
+}
+
+/**
+ * Runs the handler, racing it against the handler timeout and the shutdown
+ * interrupt. Whichever comes first decides; the loser's result is ignored (a
+ * handler cannot be killed, but it can no longer settle the message).
+ */
+async function runHandler(handler: Handler, message: Message, controller: AbortController, ctx: ProcessorContext): Promise<Outcome> {
+  const { handlerTimeoutMs, interrupt } = ctx;
+  if (handlerTimeoutMs === undefined && interrupt === undefined) return invoke(handler, message);
+  let timer: NodeJS.Timeout | undefined;
+  let onInterrupt: (() => void) | undefined;
+  const cut = new Promise<Outcome>((resolve) => {
+    if (handlerTimeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        const error = new HandlerTimeoutError(handlerTimeoutMs);
+        controller.abort(error);
+        resolve({ kind: 'failed', error });
+      }, handlerTimeoutMs);
+    }
+    if (interrupt !== undefined) {
+      onInterrupt = () => {
+        controller.abort(interrupt.reason instanceof ShutdownError ? interrupt.reason : new ShutdownError(0));
+        resolve({ kind: 'interrupted' });
+      };
+      if (interrupt.aborted) onInterrupt();
+      else interrupt.addEventListener('abort', onInterrupt, { once: true });
+    }
+  });
   try {
-    await handler(envelope.data, message);
-    return { outcome: { kind: 'handled' }, counted, message };
-  } catch (error) {
-    return { outcome: { kind: 'failed', error }, counted, message, error };
+    return await Promise.race([invoke(handler, message), cut]);
+  } finally {
+    clearTimeout(timer);
+    if (onInterrupt !== undefined) interrupt?.removeEventListener('abort', onInterrupt);
   }
+}
+
+async function invoke(handler: Handler, message: Message): Promise<Outcome> {
+  try {
+    await handler(message.data, message);
+    return { kind: 'handled' };
+  } catch (error) {
+    return { kind: 'failed', error, ...(isUnrecoverable(error) ? { unrecoverable: true } : {}) };
+  }
+}
+
+/** By name too, so an error class from a second copy of the package (ESM beside CJS) still counts. */
+function isUnrecoverable(error: unknown): boolean {
+  return error instanceof Error && error.name === 'UnrecoverableError';
 }
 
 function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision {
@@ -131,7 +189,7 @@ function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision 
     originalQueue: delivery.queue,
     attempts: step.counted,
     error: errorText(step, reason),
-    exception: describeError(step.error).exception,
+    exception: thrownType(step.error),
   };
   const record = reason === 'poison'
     ? poisonRecord(delivery.body, context)
@@ -144,7 +202,8 @@ function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision 
 function errorText(step: Step, reason: DeadLetterReason): string | null {
   if (step.outcome.kind === 'poison') return step.outcome.why;
   if (reason === 'unknown_urn' && step.outcome.kind === 'unknown-urn') return `no handler for ${step.outcome.urn}`;
-  return describeError(step.error).error;
+  if (step.outcome.kind === 'failed') return thrownText(step.outcome.error);
+  return null;
 }
 
 /** A handler failure, or an unknown URN under fail/release, that will not be retried again. */
@@ -160,34 +219,53 @@ async function hook(ctx: ProcessorContext, step: Step): Promise<void> {
   try {
     await ctx.onFailed({ message: step.message, error: step.error, reason });
   } catch (error) {
-    ctx.logger.error({ messageId: step.message.id, error: describe(error) }, 'onFailed hook threw; settling anyway');
+    ctx.logger.error({ messageId: step.message.id, ...thrownFields(error) }, 'onFailed hook threw; settling anyway');
   }
 }
 
 function report(ctx: ProcessorContext, verdict: Verdict, step: Step, ids: Record<string, unknown>): void {
   const { logger } = ctx;
+  const failure = step.outcome.kind === 'failed' ? thrownFields(step.outcome.error) : {};
   switch (verdict.kind) {
     case 'ack':
       logger.debug(ids, 'handled');
       return;
     case 'retry':
-      logger.warn({ ...ids, delayMs: verdict.delayMs, error: describe(step.error) }, retryText(step));
+      logger.warn({ ...ids, delayMs: verdict.delayMs, ...failure }, retryText(step));
       return;
     case 'dead-letter':
-      logger.warn({ ...ids, dlq: verdict.queue, reason: verdict.reason, error: describe(step.error) }, 'dead-lettering');
+      logger.warn({ ...ids, dlq: verdict.queue, reason: verdict.reason, ...failure }, 'dead-lettering');
       return;
     case 'drop':
-      logger.warn({ ...ids, why: verdict.why }, 'dropped');
+      // A drop the configuration chose (on_unknown_urn: delete) is routine; any
+      // other drop loses the message, so it must be impossible to miss.
+      if (verdict.chosen === true) logger.info({ ...ids, why: verdict.why }, 'dropped (on_unknown_urn: delete)');
+      else logger.error({ ...ids, reason: dropReason(step), why: verdict.why, ...failure }, 'dropped: the message is gone (turn on deadLetter to keep such messages)');
       void Promise.resolve()
         .then(() => ctx.onDrop?.({ queue: String(ids.queue), why: verdict.why, ...optionalIds(step) }))
-        .catch((error: unknown) => logger.error({ error: describe(error) }, 'onDrop hook threw'));
+        .catch((error: unknown) => logger.error(thrownFields(error), 'onDrop hook threw'));
       return;
     case 'unsettled':
-      logger.error({ ...ids, why: verdict.why, error: describe(step.error) }, 'left unsettled for redelivery');
+      if (step.outcome.kind === 'interrupted') logger.warn({ ...ids, why: verdict.why }, 'left unsettled for redelivery');
+      else logger.error({ ...ids, why: verdict.why, ...failure }, 'left unsettled for redelivery');
       return;
     case 'native-dead-letter':
       logger.warn({ ...ids, why: verdict.why }, "left to the broker's native dead-letter handling");
       return;
+  }
+}
+
+/** The `dead_letter.reason` a drop would have had with dead-lettering on. */
+function dropReason(step: Step): string {
+  switch (step.outcome.kind) {
+    case 'failed':
+      return 'failed';
+    case 'unknown-urn':
+      return 'unknown_urn';
+    case 'version-gated':
+      return 'version_gate';
+    default:
+      return 'poison';
   }
 }
 
@@ -215,13 +293,6 @@ async function settleQuietly(delivery: Delivery, decision: Decision, ctx: Proces
   try {
     await delivery.settle(decision);
   } catch (error) {
-    ctx.logger.error({ ...ids, error: describe(error) }, 'could not leave the delivery unsettled cleanly');
+    ctx.logger.error({ ...ids, ...thrownFields(error) }, 'could not leave the delivery unsettled cleanly');
   }
-}
-
-/** An error as a short text for a log line (never a body). */
-export function describe(error: unknown): string | undefined {
-  if (error === undefined) return undefined;
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
 }

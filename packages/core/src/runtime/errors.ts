@@ -20,3 +20,47 @@ export class UnknownUrnError extends BabelQueueError {
     super(`no handler is registered for ${urn}`);
   }
 }
+
+/**
+ * The broker could not be reached, the host is unknown or the credentials were
+ * refused, before a worker started consuming. The message names the masked
+ * target; `cause` holds the client's own error.
+ */
+export class ConnectError extends BabelQueueError {
+  override readonly name = 'ConnectError';
+  constructor(readonly target: string, detail: string, options?: { cause?: unknown }) {
+    super(`cannot connect to ${target}: ${detail}`, options);
+  }
+}
+
+/**
+ * Throw it from a handler to fail the message now: the remaining attempts are
+ * skipped and it is dead-lettered at once with reason `failed` (dropped, and
+ * logged at ERROR, when dead-lettering is off).
+ *
+ * @example
+ * ```ts
+ * app.handle('urn:babel:orders:charge', async (data) => {
+ *   if (data.amount_cents < 0) throw new UnrecoverableError('negative amount');
+ * });
+ * ```
+ */
+export class UnrecoverableError extends Error {
+  override readonly name: string = 'UnrecoverableError';
+}
+
+/** The handler ran longer than `handlerTimeoutMs`; its `message.signal` was aborted and the delivery takes the retry path. */
+export class HandlerTimeoutError extends BabelQueueError {
+  override readonly name = 'HandlerTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`the handler did not finish within ${timeoutMs} ms`);
+  }
+}
+
+/** The worker's shutdown deadline passed while the handler was still running; the delivery is left for redelivery. */
+export class ShutdownError extends BabelQueueError {
+  override readonly name = 'ShutdownError';
+  constructor(readonly deadlineMs: number) {
+    super(`the worker shut down; the handler did not finish within the ${deadlineMs} ms shutdown deadline`);
+  }
+}

@@ -12,7 +12,12 @@ export type Outcome =
   | { readonly kind: 'unknown-urn'; readonly urn: string }
   /** The handler returned. */
   | { readonly kind: 'handled' }
-  /** The handler threw. */
-  | { readonly kind: 'failed'; readonly error: unknown };
+  /**
+   * The handler threw (or ran past the handler timeout). `unrecoverable`: it
+   * threw an `UnrecoverableError`, so the remaining attempts are skipped.
+   */
+  | { readonly kind: 'failed'; readonly error: unknown; readonly unrecoverable?: boolean }
+  /** The worker's shutdown deadline passed while the handler ran: not a failure, not handled. */
+  | { readonly kind: 'interrupted' };
 
 export type OutcomeKind = Outcome['kind'];

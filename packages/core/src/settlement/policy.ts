@@ -33,7 +33,11 @@ export function decide(input: PolicyInput): Verdict {
     case 'unknown-urn':
       return unknownUrn(input, outcome.urn);
     case 'failed':
-      return boundedRetry(input, 'failed', () => ({ delayMs: retryDelay(input, input.config.retryBackoff), rule: 'retry' }));
+      return outcome.unrecoverable === true
+        ? unrecoverable(input)
+        : boundedRetry(input, 'failed', () => ({ delayMs: retryDelay(input, input.config.retryBackoff), rule: 'retry' }));
+    case 'interrupted':
+      return { kind: 'unsettled', why: 'the worker shut down before the handler finished' };
   }
 }
 
@@ -43,7 +47,7 @@ export function decide(input: PolicyInput): Verdict {
  */
 function versionGated({ config, rules }: PolicyInput, value: string): Verdict {
   const why = `unsupported native schema version "${value}"`;
-  if (config.onUnknownUrn === 'delete') return { kind: 'drop', why: `${why}; on_unknown_urn is delete` };
+  if (config.onUnknownUrn === 'delete') return { kind: 'drop', why: `${why}; on_unknown_urn is delete`, chosen: true };
   if (config.deadLetterQueue !== undefined) {
     return { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'version_gate' };
   }
@@ -59,7 +63,7 @@ function versionGated({ config, rules }: PolicyInput, value: string): Verdict {
 function poison(input: PolicyInput, why: string): Verdict {
   const { config, rules } = input;
   if (config.onUnknownUrn === 'delete' && rules.deleteStrategyDropsPoison) {
-    return { kind: 'drop', why: `poison (${why}); on_unknown_urn is delete` };
+    return { kind: 'drop', why: `poison (${why}); on_unknown_urn is delete`, chosen: true };
   }
   if (config.deadLetterQueue !== undefined) {
     return { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'poison' };
@@ -87,7 +91,7 @@ function unknownUrn(input: PolicyInput, urn: string): Verdict {
   const { config } = input;
   switch (config.onUnknownUrn) {
     case 'delete':
-      return { kind: 'drop', why: `no handler for ${urn}; on_unknown_urn is delete` };
+      return { kind: 'drop', why: `no handler for ${urn}; on_unknown_urn is delete`, chosen: true };
     case 'dead_letter':
       return config.deadLetterQueue !== undefined
         ? { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'unknown_urn' }
@@ -130,6 +134,13 @@ function boundedRetry(input: PolicyInput, reason: 'failed' | 'unknown_urn', agai
     retry,
     dlq === undefined ? undefined : { kind: 'dead-letter', queue: dlq, reason },
   );
+}
+
+/** An `UnrecoverableError`: the remaining attempts are skipped; dead-lettered at once, or dropped when dead-lettering is off. */
+function unrecoverable({ config }: PolicyInput): Verdict {
+  return config.deadLetterQueue !== undefined
+    ? { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'failed' }
+    : { kind: 'drop', why: 'handler threw an UnrecoverableError and dead-lettering is off' };
 }
 
 function exhaustedOr(input: PolicyInput, what: string, retry: () => Verdict, atCap?: Verdict): Verdict {

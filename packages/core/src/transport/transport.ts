@@ -87,6 +87,20 @@ export interface TransportCapabilities {
    * raises) and poison is committed, dropped and logged.
    */
   readonly retry: boolean;
+  /**
+   * Native metadata travels beside the body, so riders (traceparent,
+   * tracestate) and the replay-bypass header reach the consumer. False on the
+   * Redis zset layout, which has no place for them (the spec forbids a frame).
+   */
+  readonly headers: boolean;
+}
+
+/** Options of {@link Transport.connect}. */
+export interface ConnectOptions {
+  /** Give up with a {@link ConnectError} once this many milliseconds have passed. */
+  readonly timeoutMs: number;
+  /** Aborting gives up at once (shutdown during start-up). */
+  readonly signal?: AbortSignal;
 }
 
 /** Options for one consume loop. */
@@ -110,6 +124,24 @@ export interface Transport {
   /** The binding's name and settlement rules, as the specification states them. */
   readonly rules: BindingRules;
   readonly capabilities: TransportCapabilities;
+  /** Where the transport connects, credentials masked, for log lines (e.g. `redis://127.0.0.1:6379 (zset layout)`). */
+  readonly target: string;
+  /**
+   * Connects, or verifies the connection, before a worker says it is consuming.
+   * An unreachable broker, an unknown host or refused credentials reject with a
+   * {@link ConnectError} within `timeoutMs`; nothing is retried silently. After
+   * a successful connect, reconnection stays the transport's business.
+   * Idempotent: a connected transport resolves at once.
+   */
+  connect(options: ConnectOptions): Promise<void>;
+  /**
+   * How long a delivery of `queue` stays reserved before the broker may hand it
+   * to another consumer, in ms; undefined when it stays reserved until it is
+   * settled or the connection drops. A transport renews the reservation while a
+   * delivery is unsettled where the broker allows (see {@link keepReserved});
+   * the App refuses a handler timeout that is not below it.
+   */
+  reservationMs?(queue: string): number | undefined;
   /** Publishes one message; resolves once the broker has it (confirmed where the broker can confirm). */
   publish(message: OutgoingMessage): Promise<void>;
   /** Writes a dead-letter or raw record to a queue (used by redrive and tools), with the key where the broker has one. */

@@ -8,7 +8,7 @@ for (const { suite, name, skip } of suites) {
   describe(`conformance idempotency: ${name}`, { skip: skip || (block === undefined ? 'no idempotency block' : false) }, () => {
     test('dedup_key: the seen-set is keyed on meta.id verbatim, not trace_id', async () => {
       const env = EnvelopeCodec.decode(suite!.fixture(block!.dedup_key.envelope_file));
-      assert.ok(EnvelopeCodec.accepts(env));
+      assert.ok(EnvelopeCodec.accepts(env), "EnvelopeCodec.accepts(env)");
       const remembered: string[] = [];
       const store = new MemoryIdempotencyStore();
       const spy = { seen: (id: string) => store.seen(id), remember: (id: string) => void remembered.push(id), forget: () => {} };

@@ -14,7 +14,7 @@ import { suites, type Suite } from './suite.js';
 
 function envelope(suite: Suite, file: string): Envelope {
   const env = EnvelopeCodec.decode(suite.fixture(file));
-  assert.ok(EnvelopeCodec.accepts(env));
+  assert.ok(EnvelopeCodec.accepts(env), "EnvelopeCodec.accepts(env)");
   return env;
 }
 

@@ -11,7 +11,7 @@ for (const { suite, name, skip } of suites) {
     test('payload_identity', { skip: suite?.manifest.redis === undefined }, () => {
       const raw = suite!.fixture(suite!.manifest.redis!.payload_identity.envelope_file);
       const env = EnvelopeCodec.decode(raw);
-      assert.ok(EnvelopeCodec.accepts(env));
+      assert.ok(EnvelopeCodec.accepts(env), "EnvelopeCodec.accepts(env)");
       // Bytes in, the same bytes out: no wrapping, no added metadata.
       assert.deepEqual(withAttempts(raw, env.attempts), raw);
       // A body we produce survives encode → bytes → decode → encode unchanged.

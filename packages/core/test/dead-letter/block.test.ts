@@ -8,7 +8,7 @@ describe('deadLetterBlock', () => {
     const block = deadLetterBlock({ reason: 'failed', error: 'Payment gateway timeout', exception: 'GatewayTimeout', originalQueue: 'orders', attempts: 3 });
     assert.deepEqual(Object.keys(block), ['reason', 'error', 'exception', 'failed_at', 'original_queue', 'attempts', 'lang']);
     assert.equal(block.lang, 'node');
-    assert.ok(Number.isInteger(block.failed_at) && block.failed_at >= before && block.failed_at <= Date.now());
+    assert.ok(Number.isInteger(block.failed_at) && block.failed_at >= before && block.failed_at <= Date.now(), "Number.isInteger(block.failed_at) && block.failed_at >= before && block.failed_at <= Date.now()");
     assert.deepEqual(
       { ...block, failed_at: 0 },
       { reason: 'failed', error: 'Payment gateway timeout', exception: 'GatewayTimeout', failed_at: 0, original_queue: 'orders', attempts: 3, lang: 'node' },
@@ -59,7 +59,7 @@ describe('annotate', () => {
     });
     assert.equal(SchemaValidator.check(copy), null);
     const encoded = EnvelopeCodec.encode(copy);
-    assert.ok(encoded.startsWith(EnvelopeCodec.encode(env).slice(0, -1) + ',"dead_letter":{"reason":"failed"'));
+    assert.ok(encoded.startsWith(EnvelopeCodec.encode(env).slice(0, -1) + ',"dead_letter":{"reason":"failed"'), "encoded.startsWith(EnvelopeCodec.encode(env).slice(0, -1) + ',\"dead_letter\":{\"reason\":\"failed\"')");
   });
 
   test('replaces an existing block', () => {
@@ -80,10 +80,18 @@ describe('describeError', () => {
     ['a subclass with its own name', new Named('no'), { error: 'no', exception: 'PaymentDeclined' }],
     ['a thrown string', 'oops', { error: 'oops', exception: null }],
     ['a thrown number', 42, { error: '42', exception: null }],
-    ['undefined', undefined, { error: null, exception: null }],
-    ['null', null, { error: null, exception: null }],
+    ['undefined (nothing thrown)', undefined, { error: null, exception: null }],
+    ['null', null, { error: 'null', exception: null }],
+    ['a plain object, as JSON text', { code: 'E42', detail: { retry: false } }, { error: '{"code":"E42","detail":{"retry":false}}', exception: null }],
+    ['an object with a cycle and a BigInt', cyclic(), { error: '{"n":"12345678901234567890","self":"[Circular]"}', exception: null }],
   ];
   for (const [what, thrown, expected] of rows) {
     test(what, () => assert.deepEqual(describeError(thrown), expected));
   }
 });
+
+function cyclic(): object {
+  const value: Record<string, unknown> = { n: 12345678901234567890n };
+  value.self = value;
+  return value;
+}

@@ -18,7 +18,7 @@ describe('poisonRecord', () => {
     test(`object body keeps its members in order: ${what}`, () => {
       assert.equal(poisonRecord(body, OPTIONS), expected);
       const bytes = poisonRecord(Buffer.from(body), OPTIONS);
-      assert.ok(Buffer.isBuffer(bytes));
+      assert.ok(Buffer.isBuffer(bytes), "Buffer.isBuffer(bytes)");
       assert.equal(bytes.toString('utf8'), expected);
     });
   }
@@ -38,7 +38,7 @@ describe('poisonRecord', () => {
       const expected = `{"raw":${JSON.stringify(body)},"dead_letter":${BLOCK_JSON}}`;
       assert.equal(poisonRecord(body, OPTIONS), expected);
       const bytes = poisonRecord(new TextEncoder().encode(body), OPTIONS);
-      assert.ok(Buffer.isBuffer(bytes));
+      assert.ok(Buffer.isBuffer(bytes), "Buffer.isBuffer(bytes)");
       assert.equal(bytes.toString('utf8'), expected);
       assert.equal((JSON.parse(expected) as { raw: string }).raw, body);
     });

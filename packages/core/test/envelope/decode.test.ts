@@ -58,14 +58,14 @@ describe('EnvelopeCodec.decode', () => {
       ['/timestamp', '/meta/max_retries', '/meta/attempts', '/meta/source', '/meta/ts'],
     );
     for (const w of warnings) assert.ok(w.message.includes(w.pointer), w.message);
-    assert.ok(EnvelopeCodec.accepts(env));
+    assert.ok(EnvelopeCodec.accepts(env), "EnvelopeCodec.accepts(env)");
     assert.ok(!EnvelopeCodec.encode(env).includes('timestamp'), 'a re-encode never carries a forbidden key');
   });
 
   test('warnings never quote the body', () => {
     const secret = 'card-4111111111111111';
     const { warnings } = collect(json({ ...with_({ data: [secret] }), timestamp: secret }));
-    for (const w of warnings) assert.ok(!w.message.includes(secret));
+    for (const w of warnings) assert.ok(!w.message.includes(secret), "!w.message.includes(secret)");
   });
 
   test('the forbidden-key lists', () => {
@@ -92,7 +92,7 @@ describe('EnvelopeCodec.decode', () => {
   test('an empty list as data (PHP’s empty payload) reads as {}', () => {
     const { env, warnings } = collect(json(with_({ data: [] })));
     assert.deepEqual(env.data, {});
-    assert.ok(EnvelopeCodec.accepts(env));
+    assert.ok(EnvelopeCodec.accepts(env), "EnvelopeCodec.accepts(env)");
     assert.deepEqual(warnings, []);
   });
 
@@ -115,7 +115,7 @@ describe('EnvelopeCodec.decode', () => {
     const warning = await seen;
     assert.equal(warning.name, 'BabelQueueWarning');
     assert.equal(warning.code, 'BABELQUEUE_DECODE');
-    assert.ok(warning.message.includes('/meta/ts'));
+    assert.ok(warning.message.includes('/meta/ts'), "warning.message.includes('/meta/ts')");
   });
 });
 
@@ -167,6 +167,6 @@ describe('EnvelopeCodec.urn and accepts', () => {
 
   test('JSON cannot tell 1.0 from 1: "schema_version":1.0 and "attempts":2.0 are accepted', () => {
     const body = json(VALID).replace('"schema_version":1', '"schema_version":1.0').replace('"attempts":0', '"attempts":2.0');
-    assert.ok(EnvelopeCodec.accepts(EnvelopeCodec.decode(body)));
+    assert.ok(EnvelopeCodec.accepts(EnvelopeCodec.decode(body)), "EnvelopeCodec.accepts(EnvelopeCodec.decode(body))");
   });
 });

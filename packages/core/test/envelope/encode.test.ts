@@ -79,7 +79,7 @@ describe('EnvelopeCodec.encode: canonical bytes', () => {
 
   test('numbers as JavaScript prints them; integer-like data keys in JS object order', () => {
     const env = EnvelopeCodec.make('urn:babel:t:e', { ratio: 0.5, whole: 1.0, big: 1e21, small: 1e-7, neg: -0, b: 1, '10': 1, '2': 1 });
-    assert.ok(EnvelopeCodec.encode(env).includes('"data":{"2":1,"10":1,"ratio":0.5,"whole":1,"big":1e+21,"small":1e-7,"neg":0,"b":1}'));
+    assert.ok(EnvelopeCodec.encode(env).includes('"data":{"2":1,"10":1,"ratio":0.5,"whole":1,"big":1e+21,"small":1e-7,"neg":0,"b":1}'), "EnvelopeCodec.encode(env).includes('\"data\":{\"2\":1,\"10\":1,\"ratio\":0.5,\"whole\":1,\"big\":1e+21,\"small...");
   });
 
   test('members whose value JSON cannot hold are left out, as JSON.stringify does', () => {
@@ -97,7 +97,7 @@ describe('EnvelopeCodec.encode: canonical bytes', () => {
 
   test('inherited members are not written', () => {
     const env = Object.assign(Object.create({ inherited: 1 }) as Envelope, { job: 'j', trace_id: TRACE, data: {}, meta: META, attempts: 0 });
-    assert.ok(!EnvelopeCodec.encode(env).includes('inherited'));
+    assert.ok(!EnvelopeCodec.encode(env).includes('inherited'), "!EnvelopeCodec.encode(env).includes('inherited')");
   });
 
   test('encodeDeadLetter orders the block canonically and keeps extra members', () => {

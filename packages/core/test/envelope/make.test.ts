@@ -17,13 +17,13 @@ describe('EnvelopeCodec.make', () => {
     assert.equal(env.meta.queue, 'orders');
     assert.equal(env.meta.lang, 'node');
     assert.equal(env.meta.schema_version, 1);
-    assert.ok(Number.isInteger(env.meta.created_at) && env.meta.created_at >= before && env.meta.created_at <= after);
+    assert.ok(Number.isInteger(env.meta.created_at) && env.meta.created_at >= before && env.meta.created_at <= after, "Number.isInteger(env.meta.created_at) && env.meta.created_at >= before && env.meta.created_at <= ...");
     assert.equal(env.attempts, 0);
     assert.match(env.trace_id, UUID_V4);
     assert.match(env.meta.id, UUID_V4);
     assert.notEqual(env.trace_id, env.meta.id);
     assert.equal(SchemaValidator.check(env), null);
-    assert.ok(EnvelopeCodec.accepts(env));
+    assert.ok(EnvelopeCodec.accepts(env), "EnvelopeCodec.accepts(env)");
   });
 
   test('mints fresh ids for every message', () => {
@@ -45,7 +45,7 @@ describe('EnvelopeCodec.make', () => {
   for (const urn of ['', '   ', '\t\n', 42, null, undefined]) {
     test(`refuses the URN ${JSON.stringify(urn)}`, () => {
       assert.throws(() => EnvelopeCodec.make(urn as string, {}), (err: unknown) => {
-        assert.ok(err instanceof InvalidMessageError);
+        assert.ok(err instanceof InvalidMessageError, "err instanceof InvalidMessageError");
         assert.equal(err.pointer, '/job');
         return true;
       });
@@ -117,7 +117,7 @@ describe('EnvelopeCodec.make', () => {
         () => EnvelopeCodec.make(URN, data as JsonObject),
         (err: unknown) => {
           assert.ok(err instanceof InvalidMessageError, String(err));
-          assert.ok(err instanceof TypeError);
+          assert.ok(err instanceof TypeError, "err instanceof TypeError");
           assert.equal(err.pointer, pointer);
           assert.ok(err.message.startsWith(`${pointer}: `), err.message);
           return true;

@@ -17,7 +17,7 @@ function fakeDelivery(name: string, settled: [string, Decision['kind']][]): Deli
 /** A transport whose consume loop is scripted by the test. */
 function scripted(consume: Transport['consume']): Transport {
   const memory = new InMemoryTransport();
-  return { rules: memory.rules, capabilities: memory.capabilities, publish: (m) => memory.publish(m), consume, close: async () => undefined };
+  return { rules: memory.rules, capabilities: memory.capabilities, target: memory.target, connect: async () => undefined, publish: (m) => memory.publish(m), consume, close: async () => undefined };
 }
 
 describe('drainQueue: take, hold unsettled, then work', () => {

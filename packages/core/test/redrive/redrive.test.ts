@@ -160,7 +160,7 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.deepEqual(transport.messages(DLQ).map((b) => JSON.parse(b.toString()).meta.id).sort(), ['b', 'c']);
     assert.deepEqual(transport.broker.stats(DLQ), { ready: 2, delayed: 0, inFlight: 0 });
     // The restored b is the record byte for byte, dead_letter and attempts kept.
-    assert.ok(texts(transport, DLQ).includes(record('b', { originalQueue: 'q' })));
+    assert.ok(texts(transport, DLQ).includes(record('b', { originalQueue: 'q' })), "texts(transport, DLQ).includes(record('b', { originalQueue: 'q' }))");
   });
 
   test('a failed write back to the DLQ leaves that record (and the rest) unsettled and rethrows', async () => {
@@ -188,12 +188,24 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     const [a, b] = transport.broker.ready('q');
     assert.deepEqual(a?.headers, { traceparent, [REPLAY_BYPASS_HEADER]: '1' });
     assert.deepEqual(b?.headers, { [REPLAY_BYPASS_HEADER]: '1' });
-    assert.ok(!a?.body.includes(REPLAY_BYPASS_HEADER));
+    assert.ok(!a?.body.includes(REPLAY_BYPASS_HEADER), "!a?.body.includes(REPLAY_BYPASS_HEADER)");
 
     const plain = await dlqWith([record('c', { originalQueue: 'q' })]);
     const r2 = await redrive(plain, { from: DLQ, ...FAST });
     assert.equal(r2.items[0]?.bypassed, false);
     assert.deepEqual(plain.broker.ready('q')[0]?.headers, {});
+  });
+
+  test('bypass on a transport that carries no headers (Redis zset) is refused before anything moves, never reported as a replay', async () => {
+    const transport = await dlqWith([record('a', { originalQueue: 'q' })]);
+    Object.assign(transport, { capabilities: { ...transport.capabilities, headers: false } });
+    await assert.rejects(redrive(transport, { from: DLQ, bypass: true, ...FAST }), (e: Error) =>
+      e instanceof CapabilityError && /carries no native headers, so the replay-bypass header/.test(e.message));
+    assert.equal(transport.messages(DLQ).length, 1);
+    assert.equal(transport.messages('q').length, 0);
+    // Without bypass the same transport redrives as usual.
+    const result = await redrive(transport, { from: DLQ, ...FAST });
+    assert.deepEqual(result.items.map((i) => [i.redriven, i.bypassed]), [[true, false]]);
   });
 
   test('a dead-lettered message redriven through the App starts again at attempt 1 and succeeds', async () => {
@@ -227,6 +239,8 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     const noRaw: Transport = {
       rules: transport.rules,
       capabilities: transport.capabilities,
+      target: transport.target,
+      connect: async () => undefined,
       publish: (message) => transport.publish(message),
       consume: (queue, onDelivery, options) => transport.consume(queue, onDelivery, options),
       close: async () => undefined,

@@ -35,7 +35,7 @@ describe('withAttempts', () => {
       assert.equal(out, replaceTopLevelAttempts(body, '5'));
       assert.equal((JSON.parse(out) as { attempts: number }).attempts, 5);
       const bytes = withAttempts(Buffer.from(body, 'utf8'), 5);
-      assert.ok(Buffer.isBuffer(bytes));
+      assert.ok(Buffer.isBuffer(bytes), "Buffer.isBuffer(bytes)");
       assert.equal(bytes.toString('utf8'), out);
     });
   }

@@ -39,7 +39,7 @@ describe('retry backoff d(n) = min(max, base * multiplier^(n-1))', () => {
   test('resolveRetryBackoff fills the defaults and checks each field', () => {
     assert.deepEqual({ ...resolveRetryBackoff() }, { baseMs: 0, multiplier: 1, maxMs: Infinity });
     assert.deepEqual({ ...resolveRetryBackoff({ baseMs: 500, maxMs: undefined }) }, { baseMs: 500, multiplier: 1, maxMs: Infinity });
-    assert.ok(Object.isFrozen(resolveRetryBackoff({ multiplier: 3 })));
+    assert.ok(Object.isFrozen(resolveRetryBackoff({ multiplier: 3 })), "Object.isFrozen(resolveRetryBackoff({ multiplier: 3 }))");
     for (const bad of [{ baseMs: -1 }, { baseMs: Infinity }, { multiplier: -2 }, { multiplier: Number.NaN }, { maxMs: -5 }, { maxMs: Number.NaN }]) {
       assert.throws(() => resolveRetryBackoff(bad), (err: unknown) => err instanceof RangeError && err.message.includes(Object.keys(bad)[0]!));
     }

@@ -87,7 +87,7 @@ describe('App end to end on the in-memory transport', () => {
     await app.consume({ idleMs: 100 });
     assert.deepEqual(events, ['failed:failed:3:0']);
     const [record] = transport.messages('orders.dlq');
-    assert.ok(record && last);
+    assert.ok(record && last, "record && last");
     const text = record.toString('utf8');
     // The delivered bytes with attempts set to the counted attempt, then the block.
     const delivered = last.toString('utf8').replace(/"attempts":2}$/, '"attempts":3}');
@@ -117,7 +117,16 @@ describe('App end to end on the in-memory transport', () => {
     assert.equal(drops.length, 1);
     assert.match(drops[0]!, /attempt 2 of 2/);
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
-    assert.ok(logger.lines.some((l) => l.message === 'dropped'));
+    // A lost message is impossible to miss: ERROR, with what identifies it and why.
+    const drop = logger.lines.find((l) => l.message.startsWith('dropped'));
+    assert.equal(drop?.level, 'error');
+    assert.equal(drop?.fields.urn, URN);
+    assert.equal(drop?.fields.reason, 'failed');
+    assert.equal(drop?.fields.attempt, 2);
+    assert.equal(typeof drop?.fields.messageId, 'string');
+    assert.equal(typeof drop?.fields.traceId, 'string');
+    assert.match(String(drop?.fields.error), /^Error: nope$/);
+    assert.match(String(drop?.fields.stack), /\n\s+at /);
   });
 
   describe('unknown-URN strategies', () => {
@@ -187,7 +196,7 @@ describe('App end to end on the in-memory transport', () => {
         assert.equal(record.dead_letter.attempts, 1);
         check(record);
         assert.equal(transport.broker.stats('orders').ready, 0, 'never retried');
-        assert.ok(!logger.text().includes(SECRET));
+        assert.ok(!logger.text().includes(SECRET), "!logger.text().includes(SECRET)");
       });
     }
 
@@ -204,7 +213,7 @@ describe('App end to end on the in-memory transport', () => {
       await transport.publishRaw('orders', Buffer.from('not json'));
       await app.consume({ idleMs: 50 });
       assert.equal(transport.broker.stats('orders').ready, 0);
-      assert.ok(logger.lines.some((l) => l.message === 'dropped' && /poison/.test(String(l.fields.why))));
+      assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dropped') && /poison/.test(String(l.fields.why))), "logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dropped') && /poison/.test(...");
     });
   });
 
@@ -245,7 +254,7 @@ describe('App end to end on the in-memory transport', () => {
     await app.consume({ maxMessages: 1, idleMs: 20 });
     assert.equal(transport.messages('orders.dlq').length, 0);
     assert.equal(transport.broker.stats('orders').delayed + transport.broker.stats('orders').ready, 1, 'kept');
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message)));
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message))");
     refuse = false;
     await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
     assert.equal(transport.messages('orders.dlq').length, 1);
@@ -260,8 +269,8 @@ describe('App end to end on the in-memory transport', () => {
     transport.broker.purge('orders');
     await transport.publishRaw('orders', Buffer.from(body!.toString().replace('{"job"', '{"timestamp":1,"job"')));
     await app.consume({ idleMs: 50 });
-    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.fields.pointer === '/timestamp'));
-    assert.ok(!logger.text().includes(SECRET));
+    assert.ok(logger.lines.some((l) => l.level === 'warn' && l.fields.pointer === '/timestamp'), "logger.lines.some((l) => l.level === 'warn' && l.fields.pointer === '/timestamp')");
+    assert.ok(!logger.text().includes(SECRET), "!logger.text().includes(SECRET)");
   });
 
   test('concurrency is honoured and a graceful stop loses nothing and acks nothing twice', async () => {
@@ -359,7 +368,7 @@ describe('the worker survives what it cannot settle', () => {
     // Two messages, and the first again once its lease ran out.
     await app.consume({ maxMessages: 3, idleMs: IDLE_MS });
     assert.equal(calls, 3, 'the first message ran again after its failed settle');
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)));
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message))");
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
 
@@ -384,7 +393,7 @@ describe('the worker survives what it cannot settle', () => {
     }), options);
     await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
     assert.equal(calls, 1);
-    assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)));
+    assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message))");
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
 

@@ -24,7 +24,7 @@ describe('MemoryBroker: a faithful little broker', () => {
     const [first] = broker.take('q', 1, 100);
     now += 100;
     const [second] = broker.take('q', 1, 100);
-    assert.ok(first && second);
+    assert.ok(first && second, "first && second");
     assert.equal(second.message.redeliveries, 1);
     assert.equal(broker.ack('q', first.leaseId), false, 'expired lease');
     assert.equal(broker.ack('q', second.leaseId), true);

@@ -48,8 +48,28 @@ export abstract class Reserver {
   /** A reserve brought deliveries (resets a poll back-off). */
   active(): void {}
 
-  /** Releases what the reserver opened (a blocking connection). */
-  close(): void {}
+  /** Stops renewing every reservation it handed over and that is not settled yet. */
+  private readonly renewals = new Set<() => void>();
+
+  /**
+   * Tracks a delivery's reservation renewal (see `holdReservation`): it runs
+   * until the delivery is settled or the reserver closes (its consume loop
+   * ended or the transport closed), so nothing is renewed for a consumer that
+   * is gone. Returns the function that stops it.
+   */
+  hold(stopRenewing: () => void): () => void {
+    this.renewals.add(stopRenewing);
+    return () => {
+      stopRenewing();
+      this.renewals.delete(stopRenewing);
+    };
+  }
+
+  /** Releases what the reserver opened (renewals; a blocking connection in the zset layout). */
+  close(): void {
+    for (const stop of this.renewals) stop();
+    this.renewals.clear();
+  }
 
   attach(link: LoopLink): void {
     this.link = link;

@@ -19,11 +19,15 @@ import type { Layout } from './layout.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 import { sleep } from '../consume/wait.js';
+import { holdReservation } from '../reservation.js';
 
 const RULES = redisRules('redis-legacy');
 
-/** No delayed set: no delayed publish, and a retry goes straight back (its delay is ignored). */
-const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetry: false, retry: true };
+/**
+ * No delayed set: no delayed publish, and a retry goes straight back (its delay is ignored).
+ * Headers ride in a `__bq_frame`.
+ */
+const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetry: false, retry: true, headers: true };
 
 /** The sleep-poll of an empty queue: 100 ms, doubling after every empty poll, capped at 1 s. */
 const POLL_MIN_MS = 100;
@@ -98,7 +102,7 @@ class LegacyReserver extends Reserver {
     )) as [number[], Buffer[]];
     const [acked, raws] = reply;
     const deliveries = raws.map(
-      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.logger),
+      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.options, this.logger),
     );
     return { acked: acked.map((n) => n === 1), deliveries };
   }
@@ -123,6 +127,7 @@ class LegacyDelivery implements Delivery {
   readonly headers: Readonly<Record<string, string>>;
   private readonly framed: boolean;
   private readonly once = new SettleOnce();
+  private readonly stopRenewing: () => void;
 
   constructor(
     private readonly reserver: Reserver,
@@ -131,6 +136,7 @@ class LegacyDelivery implements Delivery {
     readonly queue: string,
     private readonly raw: Buffer,
     private readonly member: Buffer,
+    options: ResolvedOptions,
     private readonly logger: Logger,
   ) {
     // A framed poison body is dead-lettered from the inner body; the frame stays the handle.
@@ -138,6 +144,7 @@ class LegacyDelivery implements Delivery {
     this.body = unframed.body;
     this.headers = unframed.headers;
     this.framed = unframed.framed;
+    this.stopRenewing = reserver.hold(holdReservation(client, keys.deadlines, member, options.retryAfter, logger, { queue, layout: 'legacy' }));
   }
 
   /** Legacy recovery does not count attempts: the body's own count is the reconciled one. */
@@ -146,6 +153,7 @@ class LegacyDelivery implements Delivery {
   }
 
   settle(decision: Decision): Promise<void> {
+    this.stopRenewing();
     return this.once.run(decision, (d) => this.execute(d));
   }
 

@@ -14,6 +14,7 @@ import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
 import { sleep, untilAborted } from '../consume/wait.js';
+import { holdReservation } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
 import { redisRules } from './rules.js';
@@ -21,7 +22,8 @@ import { SettleOnce } from './settle-once.js';
 
 const RULES = redisRules('redis-zset');
 
-const CAPABILITIES: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true };
+/** Delays and delayed retries; no headers (the layout has no place for them and the spec forbids a frame). */
+const CAPABILITIES: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true, headers: false };
 
 const POISON = 'the reserve script could not decode the job (not a JSON object with a numeric attempts)';
 
@@ -116,7 +118,9 @@ class ZsetReserver extends Reserver {
     const deliveries: Delivery[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const poison = flat[i + 2] === 1 ? undefined : POISON;
-      deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, flat[i + 1] as Buffer, poison, this.logger, this.keysOf));
+      const member = flat[i + 1] as Buffer;
+      const stopRenewing = this.hold(holdReservation(this.client, reserved, member, retryAfter, this.logger, { queue: this.queue, layout: 'zset' }));
+      deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, member, poison, this.logger, this.keysOf, stopRenewing));
     }
     return { acked: acked.map((n) => n === 1), deliveries };
   }
@@ -141,6 +145,7 @@ class ZsetReserver extends Reserver {
   }
 
   override close(): void {
+    super.close();
     const blocking = this.blocking;
     this.blocking = undefined;
     blocking?.disconnect();
@@ -162,6 +167,7 @@ class ZsetDelivery implements Delivery {
     readonly poison: string | undefined,
     private readonly logger: Logger,
     private readonly keysOf: (queue: string) => ZsetKeys,
+    private readonly stopRenewing: () => void,
   ) {}
 
   /** The body's own count; the runtime adds one, so a handler sees `job.attempts + 1` as Laravel does. */
@@ -170,6 +176,7 @@ class ZsetDelivery implements Delivery {
   }
 
   settle(decision: Decision): Promise<void> {
+    this.stopRenewing();
     return this.once.run(decision, (d) => this.execute(d));
   }
 

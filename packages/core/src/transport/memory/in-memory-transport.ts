@@ -4,6 +4,7 @@ import { recordProjection } from '../../projection/record.js';
 import { withAttempts } from '../../reemit/edit.js';
 import type { BindingRules } from '../../settlement/binding-rules.js';
 import type { Decision } from '../../settlement/decision.js';
+import { keepReserved } from '../keep-reserved.js';
 import { pullLoop } from '../pull-loop.js';
 import {
   DeadLetterWriteError,
@@ -49,7 +50,8 @@ const RULES: BindingRules = {
  */
 export class InMemoryTransport implements Transport {
   readonly rules = RULES;
-  readonly capabilities: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true };
+  readonly capabilities: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true, headers: true };
+  readonly target = 'memory://';
   /** The storage, for inspection in tests. */
   readonly broker: MemoryBroker;
   private readonly visibilityTimeoutMs: number;
@@ -75,6 +77,14 @@ export class InMemoryTransport implements Transport {
     options: RawPublishOptions = {},
   ): Promise<void> {
     this.write(queue, body, headers, options.key ?? null, 0);
+  }
+
+  /** Nothing to reach: an in-process broker is always there. */
+  async connect(): Promise<void> {}
+
+  /** The visibility timeout: a lease lasts that long and is renewed while its handler runs. */
+  reservationMs(): number {
+    return this.visibilityTimeoutMs;
   }
 
   /** The bodies of a queue's ready messages, oldest first. */
@@ -115,6 +125,11 @@ export class InMemoryTransport implements Transport {
     const version = message.headers['bq-schema-version'];
     const trimmed = version === undefined || version === null ? '' : String(version).trim();
     const redeliveries = message.redeliveries;
+    const release = keepReserved({
+      reservationMs: this.visibilityTimeoutMs,
+      renew: async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs),
+      onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
+    });
     return {
       body: message.body,
       queue,
@@ -122,7 +137,10 @@ export class InMemoryTransport implements Transport {
       key: message.key,
       ...(trimmed === '' ? {} : { nativeSchemaVersion: trimmed }),
       reconcileAttempts: (bodyAttempts) => Math.max(bodyAttempts, redeliveries),
-      settle: (decision) => this.settle(queue, leaseId, message, decision),
+      settle: (decision) => {
+        release();
+        return this.settle(queue, leaseId, message, decision);
+      },
     };
   }
 

@@ -11,7 +11,7 @@ export interface StoredMessage {
 
 interface Lease {
   readonly message: StoredMessage;
-  readonly expiresAt: number;
+  expiresAt: number;
 }
 
 /** A FIFO with O(1) shift: `Array#shift` copies the whole array on large queues. */
@@ -96,6 +96,16 @@ export class MemoryBroker {
   /** Removes a leased message. False when the lease had already expired. */
   ack(queue: string, leaseId: number): boolean {
     return this.state(queue).leases.delete(leaseId);
+  }
+
+  /** Pushes a lease's expiry to `visibilityMs` from now. False when the lease had already expired. */
+  extend(queue: string, leaseId: number, visibilityMs: number): boolean {
+    const state = this.state(queue);
+    this.promote(state);
+    const lease = state.leases.get(leaseId);
+    if (lease === undefined) return false;
+    lease.expiresAt = this.now() + visibilityMs;
+    return true;
   }
 
   /** Puts a leased message back (counted as a redelivery), after `delayMs`. */

@@ -1,0 +1,135 @@
+import type { Delivery, Transport } from '../transport/transport.js';
+import { ShutdownError } from './errors.js';
+import type { Logger } from './logger.js';
+import { thrownFields } from './thrown.js';
+
+/** What one worker run needs from the App. */
+export interface WorkerSpec {
+  readonly transport: Transport;
+  readonly queue: string;
+  readonly concurrency: number;
+  readonly logger: Logger;
+  /** Aborting starts the graceful shutdown. */
+  readonly signal: AbortSignal | undefined;
+  /** SIGINT/SIGTERM start the shutdown; a second one exits the process at once. */
+  readonly handleSignals: boolean;
+  readonly connectTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  /** Processes one delivery; `interrupt` aborts at the shutdown deadline. */
+  readonly process: (delivery: Delivery, interrupt: AbortSignal) => Promise<void>;
+  /** Runs after the connection is verified and before the first delivery (start-up log lines). */
+  readonly started: () => void;
+}
+
+/** How long closing the transport may take once the worker has stopped. */
+const CLOSE_TIMEOUT_MS = 5_000;
+/** How long interrupted deliveries get to record their "unsettled" settlement after the deadline. */
+const INTERRUPT_GRACE_MS = 2_000;
+
+/**
+ * One worker run: verify the connection, consume until the signal aborts (or
+ * SIGINT/SIGTERM with `handleSignals`), then shut down within a deadline —
+ * stop taking work, let in-flight handlers finish for up to
+ * `shutdownTimeoutMs`, interrupt the rest (their deliveries are left unsettled
+ * for redelivery, never acknowledged) and close the transport. Rejects with a
+ * `ConnectError` when the broker cannot be reached at start-up, and with the
+ * transport's error if consuming stops on one.
+ */
+export async function runWorker(spec: WorkerSpec): Promise<void> {
+  const { transport, queue, logger } = spec;
+  const stop = new AbortController();
+  const interrupt = new AbortController();
+  let active = 0;
+  const stopping = () => {
+    if (!stop.signal.aborted) stop.abort();
+  };
+  spec.signal?.addEventListener('abort', stopping, { once: true });
+  if (spec.signal?.aborted) stopping();
+  const unhook = spec.handleSignals ? hookSignals(stopping, () => active, logger) : () => undefined;
+  try {
+    try {
+      await transport.connect({ timeoutMs: spec.connectTimeoutMs, signal: stop.signal });
+    } catch (error) {
+      if (stop.signal.aborted) return;
+      throw error;
+    }
+    if (stop.signal.aborted) return;
+    spec.started();
+    const onDelivery = async (delivery: Delivery) => {
+      active += 1;
+      try {
+        await spec.process(delivery, interrupt.signal);
+      } finally {
+        active -= 1;
+      }
+    };
+    const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal });
+    const ended = consuming.then(() => true, () => true);
+    await Promise.race([ended, aborted(stop.signal)]);
+    if (!(await settledWithin(ended, 0))) {
+      logger.info({ queue, inFlight: active, deadlineMs: spec.shutdownTimeoutMs }, 'shutting down: no new messages; waiting for in-flight handlers');
+      if (!(await settledWithin(ended, spec.shutdownTimeoutMs))) {
+        const left = active;
+        interrupt.abort(new ShutdownError(spec.shutdownTimeoutMs));
+        await settledWithin(ended, INTERRUPT_GRACE_MS);
+        logger.warn({ queue, left, deadlineMs: spec.shutdownTimeoutMs }, `shutdown deadline passed: ${left} message(s) left unsettled for redelivery (never acknowledged)`);
+      }
+    }
+    if (!stop.signal.aborted) await consuming; // consuming ended by itself: surface its error
+  } finally {
+    unhook();
+    spec.signal?.removeEventListener('abort', stopping);
+    if (!(await settledWithin(transport.close().then(() => true, (error: unknown) => {
+      logger.warn({ queue, ...thrownFields(error) }, 'closing the transport failed');
+      return true;
+    }), CLOSE_TIMEOUT_MS))) {
+      logger.warn({ queue }, `closing the transport took longer than ${CLOSE_TIMEOUT_MS} ms; giving up on it`);
+    }
+    logger.info({ queue }, 'worker stopped');
+  }
+}
+
+/**
+ * SIGINT/SIGTERM: the first starts the graceful shutdown, a second exits the
+ * process at once (130 / 143), saying how many messages it leaves for
+ * redelivery. Returns the function that removes the listeners.
+ */
+function hookSignals(stopping: () => void, active: () => number, logger: Logger): () => void {
+  let received = 0;
+  const on = (signal: NodeJS.Signals) => {
+    received += 1;
+    if (received === 1) {
+      logger.info({ signal }, `${signal}: shutting down gracefully (send it again to exit at once)`);
+      stopping();
+      return;
+    }
+    logger.warn({ signal, left: active() }, `${signal} again: exiting now; ${active()} message(s) left unsettled for redelivery`);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('SIGINT', on);
+  process.on('SIGTERM', on);
+  return () => {
+    process.off('SIGINT', on);
+    process.off('SIGTERM', on);
+  };
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** True when `promise` settles within `ms` (0: already settled). */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

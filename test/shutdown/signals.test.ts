@@ -1,0 +1,131 @@
+// A worker with a handler that never returns, on the real RabbitMQ: SIGTERM
+// shuts it down within the shutdown deadline, the message is left unsettled
+// (never acknowledged) and redelivered; a second Ctrl-C exits at once; Ctrl-C
+// while the broker cannot be reached at start-up ends the wait at once.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { createApp, silentLogger } from '@babelqueue/core';
+import { RabbitMqTransport } from '@babelqueue/rabbitmq';
+import { broker, uniqueQueue } from '../support/brokers.js';
+
+const lab = broker('rabbitmq');
+const URN = 'urn:babel:orders:created';
+const root = join(import.meta.dirname, '..', '..');
+
+interface Worker {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function worker(url: string, queue: string, connectTimeoutMs?: number): Worker {
+  const args = ['--conditions=source', '--import', 'tsx', join(import.meta.dirname, 'fixtures', 'hung-worker.ts'), url, queue];
+  if (connectTimeoutMs !== undefined) args.push(String(connectTimeoutMs));
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BABELQUEUE_LOG_LEVEL: 'info' } });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { child, out: () => out, err: () => err, exited };
+}
+
+/** Polls until `check` holds; fails (never hangs) after the deadline. */
+async function until(check: () => boolean, what: string, deadlineMs = 60_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Waits for the exit, or kills the child and fails after the deadline. */
+async function exitOf(w: Worker, deadlineMs: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      w.child.kill('SIGKILL');
+      reject(new Error(`the worker did not exit within ${deadlineMs} ms; stderr:\n${w.err()}`));
+    }, deadlineMs);
+  });
+  try {
+    return await Promise.race([w.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('worker shutdown on signals (RabbitMQ)', { skip: lab.skip }, () => {
+  const children: Worker[] = [];
+  after(() => {
+    for (const w of children) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+  });
+
+  async function publishOne(queue: string): Promise<string> {
+    const producer = createApp({ transport: new RabbitMqTransport({ url: lab.url!, logger: silentLogger }), queue, logger: silentLogger });
+    try {
+      return await producer.publish(URN, { order_id: 7 });
+    } finally {
+      await producer.close();
+    }
+  }
+
+  async function redelivered(queue: string, id: string): Promise<void> {
+    const consumer = createApp({ transport: new RabbitMqTransport({ url: lab.url!, logger: silentLogger }), queue, logger: silentLogger });
+    const seen: string[] = [];
+    consumer.handle(URN, (_data, message) => void seen.push(message.id));
+    try {
+      await consumer.consume({ maxMessages: 1, idleMs: 20_000 });
+    } finally {
+      await consumer.close();
+    }
+    assert.deepEqual(seen, [id], 'the message was left for redelivery, not acknowledged');
+  }
+
+  test('SIGTERM with a hung handler: interrupted at the deadline, exits by itself, message redelivered', async () => {
+    const queue = uniqueQueue('shutdown-term');
+    const id = await publishOne(queue);
+    const w = worker(lab.url!, queue);
+    children.push(w);
+    await until(() => w.out().includes(`started ${id}`), 'the handler to start');
+    w.child.kill('SIGTERM');
+    // Deadline 1 s, then the transport closes (bounded at 5 s); the slack is for a loaded machine.
+    const { code } = await exitOf(w, 30_000);
+    assert.equal(code, 0, w.err());
+    assert.match(w.out(), /run returned/);
+    assert.match(w.err(), /SIGTERM: shutting down gracefully \(send it again to exit at once\)/);
+    assert.match(w.err(), /shutdown deadline passed: 1 message\(s\) left unsettled for redelivery \(never acknowledged\)/);
+    assert.match(w.err(), /worker stopped/);
+    await redelivered(queue, id);
+  });
+
+  test('Ctrl-C twice exits at once (130), leaving the message for redelivery', async () => {
+    const queue = uniqueQueue('shutdown-twice');
+    const id = await publishOne(queue);
+    const w = worker(lab.url!, queue);
+    children.push(w);
+    await until(() => w.out().includes(`started ${id}`), 'the handler to start');
+    w.child.kill('SIGINT');
+    await until(() => w.err().includes('SIGINT: shutting down gracefully'), 'the first SIGINT to be seen');
+    w.child.kill('SIGINT');
+    const { code } = await exitOf(w, 30_000);
+    assert.equal(code, 130);
+    assert.match(w.err(), /SIGINT again: exiting now; 1 message\(s\) left unsettled for redelivery/);
+    assert.doesNotMatch(w.out(), /run returned/);
+    await redelivered(queue, id);
+  });
+
+  test('Ctrl-C while the broker cannot be reached at start-up stops the wait at once', async () => {
+    const w = worker('amqp://guest:guest@127.0.0.1:1', uniqueQueue('shutdown-unreachable'), 600_000);
+    children.push(w);
+    await until(() => w.out().includes('ready'), 'the worker to start');
+    w.child.kill('SIGINT');
+    const { code } = await exitOf(w, 30_000);
+    assert.equal(code, 0, w.err());
+    assert.doesNotMatch(w.err(), /consuming /);
+  });
+});

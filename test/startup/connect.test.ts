@@ -1,0 +1,82 @@
+// Honest start-up on the real brokers: `Transport.connect` succeeds against the
+// lab broker, and an unreachable port, an unknown host or refused credentials
+// end in one clear ConnectError (credentials masked) instead of silent retries.
+// No wall-clock assertion: the connect deadline itself bounds every row.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConnectError, silentLogger, type Transport } from '@babelqueue/core';
+import { KafkaTransport } from '@babelqueue/kafka';
+import { RabbitMqTransport } from '@babelqueue/rabbitmq';
+import { RedisTransport } from '@babelqueue/redis';
+import { broker } from '../support/brokers.js';
+
+const TIMEOUT_MS = 3_000;
+
+interface Row {
+  readonly name: string;
+  readonly make: (url: string) => Transport;
+  /** The URL of the lab broker with the host, port or credentials swapped. */
+  readonly bad: { readonly what: string; readonly url: (good: string) => string; readonly expect: RegExp }[];
+}
+
+/** A TCP port on loopback that nothing listens on (port 1 needs root to serve and nobody does). */
+const CLOSED = '127.0.0.1:1';
+
+const ROWS: [Parameters<typeof broker>[0], Row][] = [
+  ['redis', {
+    name: 'redis',
+    make: (url) => new RedisTransport({ url, logger: silentLogger }),
+    bad: [
+      { what: 'a closed port', url: () => `redis://${CLOSED}`, expect: /no answer within 3000 ms \(last error: connect ECONNREFUSED/ },
+      { what: 'an unknown host', url: () => 'redis://no-such-host.invalid:6379', expect: /ENOTFOUND no-such-host\.invalid/ },
+      { what: 'refused credentials', url: (good) => good.replace('redis://', 'redis://nobody:hunter2@'), expect: /WRONGPASS/ },
+    ],
+  }],
+  ['rabbitmq', {
+    name: 'rabbitmq',
+    make: (url) => new RabbitMqTransport({ url, logger: silentLogger }),
+    bad: [
+      { what: 'a closed port', url: () => `amqp://guest:hunter2@${CLOSED}`, expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/ },
+      { what: 'refused credentials', url: (good) => good.replace(/\/\/[^@]*@/, '//guest:hunter2@'), expect: /ACCESS_REFUSED/ },
+    ],
+  }],
+  ['kafka', {
+    name: 'kafka',
+    make: (url) => new KafkaTransport({ url, logger: silentLogger, kafka: { retry: { retries: 1 } } }),
+    bad: [
+      { what: 'a closed port', url: () => `kafka://${CLOSED}`, expect: /ECONNREFUSED|no answer within 3000 ms/ },
+    ],
+  }],
+];
+
+for (const [name, row] of ROWS) {
+  const lab = broker(name);
+  describe(`connect at start-up: ${row.name}`, { skip: lab.skip }, () => {
+    test('the lab broker connects, and a second connect resolves at once', async () => {
+      const transport = row.make(lab.url!);
+      try {
+        await transport.connect({ timeoutMs: 30_000 });
+        await transport.connect({ timeoutMs: 30_000 });
+      } finally {
+        await transport.close();
+      }
+    });
+
+    for (const bad of row.bad) {
+      test(`${bad.what}: one ConnectError naming the masked target, then close() leaves nothing running`, async () => {
+        const transport = row.make(bad.url(lab.url!));
+        try {
+          await assert.rejects(transport.connect({ timeoutMs: TIMEOUT_MS }), (e: Error) => {
+            assert.ok(e instanceof ConnectError, `${e.name}: ${e.message}`);
+            assert.match(e.message, /^cannot connect to /);
+            assert.match(e.message, bad.expect);
+            assert.ok(!e.message.includes('hunter2'), 'the password is masked');
+            return true;
+          });
+        } finally {
+          await transport.close();
+        }
+      });
+    }
+  });
+}

@@ -1,0 +1,13 @@
+/**
+ * Every package this repository publishes: its name, its folder under
+ * packages/, and one function or class it exports (to tell a real export from
+ * an empty module). A new package adds its row here.
+ */
+export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: string])[] = [
+  ['@babelqueue/core', 'core', 'createApp'],
+  ['@babelqueue/payload-schema', 'payload-schema', 'PayloadSchemas'],
+  ['@babelqueue/redis', 'redis', 'RedisTransport'],
+  ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
+  ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
+  ['babelqueue', 'cli', 'main'],
+];
