@@ -5,6 +5,7 @@ import {
   ConfigurationError,
   createApp,
   InMemoryTransport,
+  MemoryBroker,
   type Message,
 } from '@babelqueue/core';
 import { captureLogger } from '../../../../test/support/capture-logger.js';
@@ -48,7 +49,10 @@ describe('App end to end on the in-memory transport', () => {
   });
 
   test('a failing handler is retried with backoff and byte-preserving copies, then succeeds', async () => {
-    const { app, transport } = setup({ retryBackoff: { baseMs: 40, multiplier: 2, maxMs: 1000 } });
+    // The broker's clock moves only when the test says: "still delayed" never races a busy machine.
+    let now = 1_000_000;
+    const broker = new MemoryBroker(() => now);
+    const { app, transport } = setup({ transport: new InMemoryTransport({ broker }), retryBackoff: { baseMs: 40, multiplier: 2, maxMs: 1000 } });
     const attempts: number[] = [];
     const bodies: Buffer[] = [];
     app.handle(URN, (_data, m) => {
@@ -57,10 +61,15 @@ describe('App end to end on the in-memory transport', () => {
       if (m.attempts < 3) throw new Error('gateway timeout');
     });
     await app.publish(URN, { big: 1, n: 1.5 });
-    await app.consume({ maxMessages: 1, idleMs: 20 });
-    // The retry copy waits d(1) = 40 ms on the delayed list.
-    assert.equal(transport.broker.stats('orders').delayed, 1);
-    await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
+    for (const backoff of [40, 80]) {
+      await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
+      // The retry copy waits d(n) on the delayed list: d(1) = 40 ms, d(2) = 80 ms.
+      now += backoff - 1;
+      assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 1, inFlight: 0 }, `not due 1 ms before ${backoff} ms`);
+      now += 1;
+      assert.equal(transport.broker.stats('orders').ready, 1, `due after ${backoff} ms`);
+    }
+    await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
     assert.deepEqual(attempts, [1, 2, 3]);
     // Only the top-level attempts changed between deliveries.
     const strip = (b: Buffer) => b.toString('utf8').replace(/"attempts":\d+}$/, '');
