@@ -68,5 +68,7 @@ export interface AgreementRow {
   readonly versionGate: boolean;
   /** Dead-letter records carry the delivery's riders. */
   readonly ridersOnDeadLetter: boolean;
+  /** Poison without a DLQ takes the bounded retry (the binding's `poisonWithoutDeadLetter: 'bounded-retry'`). */
+  readonly poisonRetry: boolean;
   open(): Promise<AgreementLab>;
 }

@@ -117,6 +117,7 @@ export const row: AgreementRow = {
   skip: suite.skip,
   fields: { attempts: KafkaHeader.ATTEMPTS, schemaVersion: KafkaHeader.SCHEMA_VERSION },
   versionGate: true,
+  poisonRetry: true,
   ridersOnDeadLetter: true,
   open: async () => new KafkaLab(suite.url!),
 };

@@ -60,6 +60,7 @@ export const row: AgreementRow = {
   skip: false,
   fields: { attempts: 'bq-attempts', schemaVersion: 'bq-schema-version' },
   versionGate: true,
+  poisonRetry: false,
   ridersOnDeadLetter: true,
   open: async () => new MemoryLab(),
 };

@@ -102,6 +102,7 @@ export const row: AgreementRow = {
   skip: suite.skip,
   fields: { attempts: 'x-attempts', schemaVersion: 'x-schema-version' },
   versionGate: true,
+  poisonRetry: false,
   ridersOnDeadLetter: true,
   open: () => RabbitLab.open(suite.url!),
 };

@@ -70,6 +70,7 @@ export const row: AgreementRow = {
   fields: {},
   versionGate: false,
   // The legacy DLQ write pushes the bare record: a frame's riders do not reach it.
+  poisonRetry: false,
   ridersOnDeadLetter: false,
   open: async () => new RedisLegacyLab(suite.url!),
 };
