@@ -1,6 +1,7 @@
 import {
   ConfigurationError,
   connectWithin,
+  DLQ_SUFFIX,
   dlqName,
   projectKafka,
   type BindingRules,
@@ -42,8 +43,9 @@ export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<C
   readonly reinjectGroupId?: string;
   /**
    * Before consuming, create what is missing of: the work topic, its DLQ
-   * `<topic>.dlq`, and with tiers the retry topics (LogAppendTime, retention
-   * above the largest tier). Existing topics are left alone. Default true.
+   * `<topic>.dlq` (not for a topic that is itself a DLQ), and with tiers the
+   * retry topics (LogAppendTime, retention above the largest tier). Existing
+   * topics are left alone. Default true.
    * Off, the worker waits for a missing topic instead.
    */
   readonly createTopics?: boolean;
@@ -195,10 +197,11 @@ export class KafkaTransport implements Transport {
     if (this.options.createTopics !== false) {
       // Before subscribing (a first start on a topic nobody created), and before the
       // first retry could auto-create a tier topic with the broker's defaults (CreateTime).
+      // A topic that is itself a DLQ (a drain, a redrive) gets no DLQ of its own.
       await ensureKafkaTopics(await this.connection.admin(), {
         topic: queue,
         retryTiersMs: this.retryTiersMs,
-        deadLetterTopic: dlqName(queue),
+        ...(queue.endsWith(DLQ_SUFFIX) ? {} : { deadLetterTopic: dlqName(queue) }),
       });
     }
     const stop = new AbortController();

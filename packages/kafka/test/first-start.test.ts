@@ -53,6 +53,18 @@ describe('Kafka first start on a fresh topic (real broker)', { skip: kafka.skip 
     });
   }
 
+  it('a topic that is itself a DLQ (a drain of orders.dlq) gets no DLQ of its own', async () => {
+    const dlq = `${uniqueQueue('first-start')}.dlq`;
+    const app = createApp({ transport: lab.transport(), queue: dlq, logger: silentLogger });
+    try {
+      assert.equal(await app.consume({ idleMs: 500 }), 0);
+    } finally {
+      await app.close();
+    }
+    assert.equal(await lab.exists(dlq), true, 'the consumed topic was created');
+    assert.equal(await lab.exists(`${dlq}.dlq`), false, 'no DLQ of a DLQ');
+  });
+
   it('with createTopics off, the worker waits for its topic instead of crashing, and creates nothing', async () => {
     const topic = uniqueQueue('first-start-off');
     const logger = captureLogger();

@@ -31,9 +31,12 @@ describe('Kafka at-least-once (real broker)', { skip: kafka.skip }, () => {
     ], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise((resolve) => child.on('exit', resolve));
+    let exitCode: number | null | undefined;
+    const exited = new Promise((resolve) => child.on('exit', (code) => resolve((exitCode = code))));
     try {
-      await until(() => out.includes('handling survivor'), 30_000, 'the child to start handling');
+      // A busy machine may take a while to start the child and join its group; an early exit ends the wait.
+      await until(() => out.includes('handling survivor') || exitCode !== undefined, 90_000, 'the child to start handling');
+      assert.equal(exitCode, undefined, `the child exited early (${exitCode}) before handling`);
     } finally {
       child.kill('SIGKILL');
     }
