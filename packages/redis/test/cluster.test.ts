@@ -1,9 +1,11 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { Cluster } from 'ioredis';
 import { createApp } from '@babelqueue/core';
 import { CrossSlotError, legacyCleanup, RedisTransport, redisTransportFromUrl, type RedisLayout } from '../src/index.js';
 import { broker, captureLogger, closeTransports, track, uniqueQueue } from './support/redis.js';
+import { within } from '../../../test/support/until.js';
 
 const b = broker('redis-cluster');
 const URN = 'urn:babel:orders:created';
@@ -12,7 +14,8 @@ describe('redis cluster', { skip: b.skip }, () => {
   let cluster: Cluster;
   before(() => {
     const { hostname, port } = new URL(b.url!);
-    cluster = new Cluster([{ host: hostname, port: Number(port) }]);
+    cluster = new Cluster([{ host: hostname, port: Number(port) }], { slotsRefreshTimeout: 10_000 });
+    cluster.on('error', () => undefined); // a refresh failing under load is retried; the commands report
   });
   after(async () => {
     await cluster.quit();
@@ -90,6 +93,38 @@ describe('redis cluster', { skip: b.skip }, () => {
     assert.deepEqual(await cluster.lrange(q, 0, -1), ['{"n":1}']);
     await transport.close();
     await cluster.del(q);
+  });
+
+  it('a startup node slow to answer CLUSTER SLOTS (a busy host) still connects: the slots refresh waits longer than ioredis\' 1 s', async () => {
+    // A relay in front of the startup node that holds every reply for 1.5 s, past ioredis'
+    // default slotsRefreshTimeout: the transport must not give up on a slow but healthy cluster.
+    const { hostname, port } = new URL(b.url!);
+    const sockets = new Set<Socket>();
+    const relay: Server = createServer((client) => {
+      const upstream = netConnect(Number(port), hostname);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+        socket.on('close', () => sockets.delete(socket));
+      }
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => setTimeout(() => client.write(chunk), 1500));
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayed = `redis://127.0.0.1:${(relay.address() as { port: number }).port}`;
+    const transport = track(redisTransportFromUrl(`${relayed}?cluster=true`, { logger: captureLogger() }));
+    try {
+      const q = `{${uniqueQueue('c-slow')}}`;
+      await within(transport.publish({ body: Buffer.from('{"n":1}'), queue: q, projection: {} as never }), 30_000, 'the publish through the slow node');
+      assert.deepEqual(await cluster.lrange(q, 0, -1), ['{"n":1}']);
+      await cluster.del(q);
+    } finally {
+      await transport.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+    }
   });
 
   it('the layout option reaches the cluster transport from a URL', async () => {
