@@ -9,6 +9,7 @@ right broker is answering on the port, not merely that something listens:
     probe.py redis-cluster HOST PORT  CLUSTER INFO says state ok with >= 3 masters
     probe.py amqp091 HOST PORT        AMQP 0-9-1 connection.start from RabbitMQ
     probe.py amqp10 HOST PORT         AMQP 1.0 SASL header echoed, mechanisms frame sent
+    probe.py asb HOST PORT            the same, offering Service Bus's MSSBCBS mechanism (the stand-in)
     probe.py kafka HOST PORT          Metadata v1 lists a broker and an elected controller
     probe.py sqs HOST PORT            SQS query API answers ListQueues
     probe.py pulsar HOST PORT         admin API has public/default and the WebSocket API upgrades
@@ -117,6 +118,12 @@ def probe_amqp10(host, port):
         # Frame type 1 is SASL; descriptor 0x40 is sasl-mechanisms.
         if frame[1] != 1 or b"\x53\x40" not in frame[:16]:
             raise NotReady("no AMQP 1.0 sasl-mechanisms frame")
+        return frame
+
+
+def probe_asb(host, port):
+    if b"MSSBCBS" not in probe_amqp10(host, port):
+        raise NotReady("an AMQP 1.0 server that does not offer MSSBCBS (not the Service Bus stand-in)")
 
 
 def kafka_string(s):
@@ -186,6 +193,7 @@ PROBES = {
     "redis-cluster": probe_redis_cluster,
     "amqp091": probe_amqp091,
     "amqp10": probe_amqp10,
+    "asb": probe_asb,
     "kafka": probe_kafka,
     "sqs": probe_sqs,
     "pulsar": probe_pulsar,

@@ -8,8 +8,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { ArtemisTransport } from '@babelqueue/artemis';
 import { InMemoryTransport, type Transport } from '@babelqueue/core';
+import { AzureServiceBusTransport } from '@babelqueue/azure-service-bus';
 import { KafkaTransport } from '@babelqueue/kafka';
+import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
 
@@ -29,6 +32,9 @@ const transports: [string, () => Transport][] = [
   ['rabbitmq', () => new RabbitMqTransport({ url: 'amqp://127.0.0.1:1' })],
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
+  ['pulsar', () => new PulsarTransport({ url: 'pulsar://127.0.0.1:1' })],
+  ['artemis', () => new ArtemisTransport({ url: 'artemis://127.0.0.1:1' })],
+  ['asb', () => new AzureServiceBusTransport({ connectionString: 'Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v' })],
 ];
 
 describe('each binding declares exactly the rules the settlement table runs', () => {

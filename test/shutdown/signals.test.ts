@@ -9,6 +9,7 @@ import { after, describe, test } from 'node:test';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { broker, uniqueQueue } from '../support/brokers.js';
+import { CuttableProxy } from '../../packages/rabbitmq/test/support/proxy.js';
 
 const lab = broker('rabbitmq');
 const URN = 'urn:babel:orders:created';
@@ -117,6 +118,26 @@ describe('worker shutdown on signals (RabbitMQ)', { skip: lab.skip }, () => {
     assert.match(w.err(), /SIGINT again: exiting now; 1 message\(s\) left unsettled for redelivery/);
     assert.doesNotMatch(w.out(), /run returned/);
     await redelivered(queue, id);
+  });
+
+  test('Ctrl-C after the broker went away mid-run exits promptly, not after minutes of silent reconnects', async () => {
+    const target = new URL(lab.url!);
+    const proxy = new CuttableProxy({ host: target.hostname, port: Number(target.port || 5672) });
+    await proxy.start();
+    try {
+      const w = worker(proxy.url(lab.url!), uniqueQueue('shutdown-broker-gone'));
+      children.push(w);
+      await until(() => /consuming shutdown-broker-gone/.test(w.err()), 'the worker to say it is consuming');
+      await proxy.down();
+      await until(() => /connection lost|connection error/i.test(w.err()), 'the worker to notice the broker is gone');
+      w.child.kill('SIGINT');
+      // Shutdown deadline 1 s plus the bounded close (5 s); the slack is for a loaded machine.
+      const { code } = await exitOf(w, 30_000);
+      assert.equal(code, 0, w.err());
+      assert.match(w.err(), /worker stopped/);
+    } finally {
+      await proxy.down();
+    }
   });
 
   test('Ctrl-C while the broker cannot be reached at start-up stops the wait at once', async () => {

@@ -4,8 +4,10 @@
 // No wall-clock assertion: the connect deadline itself bounds every row.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ArtemisTransport } from '@babelqueue/artemis';
 import { ConnectError, silentLogger, type Transport } from '@babelqueue/core';
 import { KafkaTransport } from '@babelqueue/kafka';
+import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
 import { broker } from '../support/brokers.js';
@@ -45,6 +47,26 @@ const ROWS: [Parameters<typeof broker>[0], Row][] = [
     make: (url) => new KafkaTransport({ url, logger: silentLogger, kafka: { retry: { retries: 1 } } }),
     bad: [
       { what: 'a closed port', url: () => `kafka://${CLOSED}`, expect: /ECONNREFUSED|no answer within 3000 ms/ },
+    ],
+  }],
+  ['pulsar', {
+    name: 'pulsar',
+    make: (url) => new PulsarTransport({ url, logger: silentLogger }),
+    bad: [
+      { what: 'a closed port', url: () => `pulsar://127.0.0.1:6650?http=1&token=hunter2`, expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/ },
+      { what: 'an unknown host', url: () => 'pulsar://no-such-host.invalid:6650', expect: /ENOTFOUND no-such-host\.invalid/ },
+      { what: 'an unknown tenant', url: (good) => `${good}?tenant=no-such-tenant`, expect: /HTTP 404/ },
+    ],
+  }],
+  ['artemis', {
+    name: 'artemis',
+    make: (url) => new ArtemisTransport({ url, logger: silentLogger }),
+    bad: [
+      { what: 'a closed port', url: () => `artemis://admin:hunter2@${CLOSED}`, expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/ },
+      { what: 'an unknown host', url: () => 'artemis://no-such-host.invalid:5672', expect: /ENOTFOUND no-such-host\.invalid/ },
+      // No refused-credentials row: the lab's Artemis allows anonymous, and its guest
+      // login module takes any failed login as the guest user. packages/artemis tests
+      // a refused SASL login against an AMQP peer that refuses it.
     ],
   }],
 ];

@@ -3,7 +3,7 @@
  * outside CI a missing broker skips the suite with one loud line, under
  * `CI=true` it fails the run (a skipped broker suite must never pass CI).
  */
-export type BrokerName = 'redis' | 'redis-cluster' | 'rabbitmq' | 'kafka' | 'artemis' | 'sqs' | 'pulsar';
+export type BrokerName = 'redis' | 'redis-cluster' | 'rabbitmq' | 'kafka' | 'artemis' | 'sqs' | 'pulsar' | 'asb';
 
 const ENV: Record<BrokerName, string> = {
   redis: 'BABELQUEUE_REDIS_URL',
@@ -13,6 +13,7 @@ const ENV: Record<BrokerName, string> = {
   artemis: 'BABELQUEUE_ARTEMIS_URL',
   sqs: 'BABELQUEUE_SQS_URL',
   pulsar: 'BABELQUEUE_PULSAR_URL',
+  asb: 'BABELQUEUE_ASB_URL',
 };
 
 export interface BrokerSuite {

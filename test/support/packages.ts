@@ -9,5 +9,8 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/redis', 'redis', 'RedisTransport'],
   ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
   ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
+  ['@babelqueue/pulsar', 'pulsar', 'PulsarTransport'],
+  ['@babelqueue/artemis', 'artemis', 'ArtemisTransport'],
+  ['@babelqueue/azure-service-bus', 'azure-service-bus', 'AzureServiceBusTransport'],
   ['babelqueue', 'cli', 'main'],
 ];

@@ -1,7 +1,7 @@
 /** Options every command takes. */
 const GLOBAL = `Global options:
   --url URL         broker URL (default: $BABELQUEUE_URL); publish, consume and dlq
-                    need one: redis://, rediss://, amqp://, amqps://, kafka://, ...
+                    need one: redis://, rediss://, amqp://, amqps://, kafka://, pulsar://, ...
                     (demo alone defaults to memory://)
   --json            machine-readable output
   --timeout-ms MS   give up on a broker that does not answer (default 10000)

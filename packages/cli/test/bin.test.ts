@@ -84,9 +84,9 @@ describe('the babelqueue executable', () => {
   });
 
   test('a binding not shipped yet is exit 1 saying so, never naming an npm package', async () => {
-    const r = await babelqueue(['dlq', 'list', '--url', 'sb://user:pw-secret@ns.servicebus.windows.net']);
+    const r = await babelqueue(['dlq', 'list', '--url', 'sqs://user:pw-secret@us-east-1']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^babelqueue: the Azure Service Bus binding \("sb:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
+    assert.match(r.stderr, /^babelqueue: the Amazon SQS binding \("sqs:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
     assert.ok(!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret'), "!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret')");
   });
 

@@ -335,9 +335,9 @@ describe('babelqueue usage and errors', () => {
   });
 
   test('a binding not shipped yet, and an unknown scheme, are exit 1 saying so, credentials never printed', async () => {
-    const r = await run(['publish', '--url', 'sb://key:topsecret@ns.servicebus.windows.net/q', URN, '{}']);
+    const r = await run(['publish', '--url', 'sqs://key:topsecret@us-east-1', URN, '{}']);
     assert.equal(r.code, 1);
-    assert.match(r.err, /the Azure Service Bus binding \("sb:\/\/"\) is not available yet/);
+    assert.match(r.err, /the Amazon SQS binding \("sqs:\/\/"\) is not available yet/);
     assert.ok(!r.err.includes('npm install'), 'never an npm name: the public one may be another package');
     assert.ok(!r.err.includes('topsecret'), "!r.err.includes('topsecret')");
     const unknown = await run(['dlq', 'list', '--url', 'gopher://u:topsecret@host']);

@@ -50,8 +50,8 @@ export type {
 export { pullLoop } from './transport/pull-loop.js';
 export { connectWithin } from './transport/connect-within.js';
 export type { ConnectAttempt } from './transport/connect-within.js';
-export { keepReserved } from './transport/keep-reserved.js';
-export type { KeepReservedOptions } from './transport/keep-reserved.js';
+export { ReservationKeeper } from './transport/reservation-keeper.js';
+export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
 export type { Fetch } from './transport/pull-loop.js';
 export { InMemoryTransport } from './transport/memory/in-memory-transport.js';
 export type { InMemoryTransportOptions } from './transport/memory/in-memory-transport.js';

@@ -15,12 +15,15 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
-default legacy layout), amqp:// (PikaTransport) or kafka:// (KafkaTransport;
-consume --group names its consumer group, default "babelqueue").
+default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
+consume --group names its consumer group, default "babelqueue"), pulsar://
+(PulsarTransport over the binary protocol, subscription "babelqueue", Shared) or
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton).
 """
 import argparse
 import base64
 import json
+import os
 import sys
 import time
 
@@ -28,9 +31,16 @@ import babelqueue
 from babelqueue import BabelQueue, EnvelopeCodec
 
 
+# The one JSON answer goes to the real stdout; everything else written to file
+# descriptor 1 (pulsar-client's C++ logger writes there) is sent to stderr.
+_answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+
 def out(obj):
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    _answer.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    _answer.flush()
 
 
 def b64(text):
@@ -91,6 +101,14 @@ def transport_for(args):
         from babelqueue.kafka_transport import KafkaTransport
 
         return KafkaTransport(args.url, group_id=args.group or "babelqueue", retry_tiers_ms=tiers(args.retry_tiers_ms))
+    if args.url.startswith(("pulsar://", "pulsar+ssl://")):
+        import pulsar
+        from babelqueue.pulsar_transport import PulsarTransport
+
+        # pulsar-client creates a missing subscription at Latest, so a queue's first
+        # consumer would miss what was published before it; start at Earliest, as the
+        # TypeScript binding does by default.
+        return PulsarTransport(args.url, initial_position=pulsar.InitialPosition.Earliest)
     return None
 
 

@@ -20,6 +20,13 @@ export interface InteropTarget {
   /** Removes what a test left on the broker (queues, keys). */
   cleanup?(url: string, queues: string[]): Promise<void>;
   /**
+   * Creates `queues` before either side touches them, for brokers where the
+   * Python SDK's first publish would otherwise not create a queue (Artemis
+   * auto-creates an address the SDK attaches to without the queue capability
+   * as multicast, and drops what is sent there before anyone subscribed).
+   */
+  prepare?(url: string, queues: string[]): Promise<void>;
+  /**
    * Extra `peer.py consume` arguments for consuming `queue`. On Kafka they name the
    * consumer group, one per queue shared by both sides, so that whichever side
    * consumes next resumes after what the other committed (a retry, not the original).
@@ -70,9 +77,10 @@ export function describeInterop(target: InteropTarget): void {
       await target.cleanup?.(url, queues);
     });
 
-    const queue = (): string => {
+    const queue = async (): Promise<string> => {
       const q = uniqueQueue(`interop-${target.name}`);
       queues.push(q, `${q}.dlq`);
+      await target.prepare?.(url, [q, `${q}.dlq`]);
       return q;
     };
 
@@ -116,7 +124,7 @@ export function describeInterop(target: InteropTarget): void {
     const tsConsume = (app: App) => app.consume({ maxMessages: 1, idleMs: waitMs });
 
     it('Python -> TypeScript: same bytes, URN, data, trace_id, meta and attempts', async () => {
-      const q = queue();
+      const q = await queue();
       const traceId = '4bf92f35-77b3-4da6-a3ce-929d0e0e4736';
       const sent = await pyPublish(q, traceId);
       const ts = tsApp(q);
@@ -140,7 +148,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('TypeScript -> Python: same bytes, URN, data, trace_id, meta and attempts', async () => {
-      const q = queue();
+      const q = await queue();
       const ts = tsApp(q);
       const traceId = '0af76519-16cd-43dd-8448-eb211c80319c';
       const id = await ts.app.publish(URN, DATA, { traceId });
@@ -163,7 +171,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('a retry crosses languages: Python fails once, TypeScript gets attempts 1', async () => {
-      const q = queue();
+      const q = await queue();
       const sent = await pyPublish(q, 'trace-retry-py');
       const failed = await pyConsume(q, '--fail', '1', '--max-attempts', '3');
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
@@ -180,7 +188,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('a retry crosses languages: TypeScript fails once, Python gets attempts 1', async () => {
-      const q = queue();
+      const q = await queue();
       const ts = tsApp(q, { fail: 1 });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-retry-ts' });
       assert.equal(await tsConsume(ts.app), 1);
@@ -197,7 +205,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('dead-lettered by TypeScript, read by the Python SDK', async () => {
-      const q = queue();
+      const q = await queue();
       const ts = tsApp(q, { fail: 1, maxAttempts: 1, deadLetter: true });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-dlq-ts' });
       assert.equal(await tsConsume(ts.app), 1);
@@ -223,7 +231,7 @@ export function describeInterop(target: InteropTarget): void {
     });
 
     it('dead-lettered by the Python SDK, read by TypeScript', async () => {
-      const q = queue();
+      const q = await queue();
       const sent = await pyPublish(q, 'trace-dlq-py');
       const failed = await pyConsume(q, '--fail', '1', '--max-attempts', '1', '--dead-letter');
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');

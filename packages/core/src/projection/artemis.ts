@@ -2,8 +2,12 @@ import { hasInt, hasText, toProjection, usableRiders, type ProjectionSource, typ
 
 /** AMQP 1.0 message sections (rhea field names) projected from an envelope; the body is set by the caller. */
 export interface ArtemisProjection {
-  /** `x-opt-jms-type` = the URN (JMSType). */
+  /** `x-opt-jms-type` = the URN (JMSType for AMQP JMS clients). */
   message_annotations: Record<string, string>;
+  /** The URN again: Artemis maps `subject` to JMSType for its own (CORE) JMS clients. */
+  subject?: string;
+  /** `meta.id`, client-set (a CORE JMS client still sees the broker-set JMSMessageID). */
+  message_id?: string;
   /** `trace_id` (JMSCorrelationID). */
   correlation_id?: string;
   /** `meta.created_at`, epoch ms (JMSTimestamp). */
@@ -17,9 +21,16 @@ export interface ArtemisProjection {
  * The Artemis projection (FACTS §4): annotation `x-opt-jms-type` = URN,
  * `correlation-id` = trace_id, `creation-time` = created_at, and the string
  * application properties `bq_schema_version`, `bq_source_lang`, `bq_attempts`,
- * `bq_app_id` = "babelqueue". `meta.id` is not projected (the message-id is
- * broker/client-set). Riders join the application properties; a contract key
- * (including `bq_delay`) wins.
+ * `bq_app_id` = "babelqueue". Riders join the application properties; a
+ * contract key (including `bq_delay`) wins.
+ *
+ * Two slots beyond the other SDKs, both measured on Artemis 2.40: `subject` =
+ * URN, because a CORE JMS consumer sees JMSType only from `subject` (the
+ * annotation arrives there as `JMS_AMQP_MA_x-opt-jms-type`); and the AMQP
+ * `message-id` = `meta.id`. No `bq_` property carries `meta.id` (the seed's
+ * rule), and the JMSMessageID a CORE JMS consumer reads stays broker-set (the
+ * AMQP id arrives as `NATIVE_MESSAGE_ID`), so a plain JMS peer sees what the
+ * seed describes while an AMQP reader can correlate on the id.
  */
 export function projectArtemis(source: ProjectionSource, riders?: Riders): ArtemisProjection {
   const p = toProjection(source);
@@ -34,7 +45,11 @@ export function projectArtemis(source: ProjectionSource, riders?: Riders): Artem
     content_type: 'application/json',
     application_properties: props,
   };
-  if (hasText(p.urn)) out.message_annotations['x-opt-jms-type'] = p.urn;
+  if (hasText(p.urn)) {
+    out.message_annotations['x-opt-jms-type'] = p.urn;
+    out.subject = p.urn;
+  }
+  if (hasText(p.messageId)) out.message_id = p.messageId;
   if (hasText(p.traceId)) out.correlation_id = p.traceId;
   if (hasInt(p.createdAt)) out.creation_time = p.createdAt;
   return out;

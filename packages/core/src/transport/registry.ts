@@ -16,6 +16,13 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'amqp:': '@babelqueue/rabbitmq',
   'amqps:': '@babelqueue/rabbitmq',
   'kafka:': '@babelqueue/kafka',
+  'pulsar:': '@babelqueue/pulsar',
+  'pulsar+ssl:': '@babelqueue/pulsar',
+  'artemis:': '@babelqueue/artemis',
+  'artemis+ssl:': '@babelqueue/artemis',
+  'sb:': '@babelqueue/azure-service-bus',
+  'servicebus:': '@babelqueue/azure-service-bus',
+  'azureservicebus:': '@babelqueue/azure-service-bus',
 };
 
 /**
@@ -25,12 +32,6 @@ const PACKAGES: Readonly<Record<string, string>> = {
  */
 const NOT_YET: Readonly<Record<string, string>> = {
   'sqs:': 'Amazon SQS',
-  'pulsar:': 'Apache Pulsar',
-  'pulsar+ssl:': 'Apache Pulsar',
-  'artemis:': 'ActiveMQ Artemis',
-  'artemis+ssl:': 'ActiveMQ Artemis',
-  'sb:': 'Azure Service Bus',
-  'asb:': 'Azure Service Bus',
 };
 
 /** `memory://<name>` transports of one process share the broker named by the host part. */

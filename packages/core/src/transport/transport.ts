@@ -138,7 +138,7 @@ export interface Transport {
    * How long a delivery of `queue` stays reserved before the broker may hand it
    * to another consumer, in ms; undefined when it stays reserved until it is
    * settled or the connection drops. A transport renews the reservation while a
-   * delivery is unsettled where the broker allows (see {@link keepReserved});
+   * delivery is unsettled where the broker allows (see `ReservationKeeper`);
    * the App refuses a handler timeout that is not below it.
    */
   reservationMs?(queue: string): number | undefined;

@@ -70,6 +70,7 @@ describe('projections', () => {
     assert.deepEqual(projectPulsar(sparse), { 'bq-job': 'urn:a:b', 'bq-trace-id': 't', 'bq-schema-version': '1', 'bq-attempts': '0' });
     assert.equal(projectKafka(sparse).timestamp, undefined);
     assert.equal(projectArtemis(sparse).creation_time, undefined);
+    assert.equal(projectArtemis(sparse).message_id, undefined);
     assert.equal(projectRabbitMq(sparse).messageId, undefined);
     assert.equal(projectAsb(sparse).messageId, undefined);
     assert.deepEqual(Object.keys(projectSqs(sparse)), ['bq-job', 'bq-trace-id', 'bq-schema-version']);
@@ -84,7 +85,10 @@ describe('projections', () => {
     assert.equal(projectAsb(env).contentType, 'application/json');
     assert.equal(projectArtemis(env).content_type, 'application/json');
     assert.equal(projectArtemis(env).application_properties.bq_app_id, 'babelqueue');
-    assert.equal('message_id' in projectArtemis(env), false, 'meta.id is not projected on Artemis');
+    assert.equal(projectArtemis(env).message_id, env.meta.id, 'the client-set AMQP message-id is meta.id');
+    assert.equal(projectArtemis(env).subject, env.job, 'subject = URN gives JMSType on a CORE JMS client');
+    const props = projectArtemis(env).application_properties;
+    assert.ok(!Object.values(props).includes(env.meta.id), 'meta.id is no bq_ property on Artemis');
   });
 
   test('riders join the native channel: blank keys and values dropped, a contract key wins', () => {

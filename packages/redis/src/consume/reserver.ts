@@ -1,4 +1,4 @@
-import type { Delivery } from '@babelqueue/core';
+import type { Delivery, ReservationKeeper } from '@babelqueue/core';
 
 /** An ack waiting for the next script call; `args` are the layout's handle values. */
 export interface PendingAck {
@@ -48,27 +48,22 @@ export abstract class Reserver {
   /** A reserve brought deliveries (resets a poll back-off). */
   active(): void {}
 
-  /** Stops renewing every reservation it handed over and that is not settled yet. */
-  private readonly renewals = new Set<() => void>();
+  /** Renews the reservations this reserver handed over; undefined when they never expire. */
+  protected keeper: ReservationKeeper | undefined;
 
   /**
-   * Tracks a delivery's reservation renewal (see `holdReservation`): it runs
-   * until the delivery is settled or the reserver closes (its consume loop
-   * ended or the transport closed), so nothing is renewed for a consumer that
-   * is gone. Returns the function that stops it.
+   * Starts renewing one handed-over reservation with `renew`; it runs until the
+   * delivery is settled (call the returned function) or the reserver closes
+   * (its consume loop ended, the transport closed): a consumer that is gone
+   * renews nothing.
    */
-  hold(stopRenewing: () => void): () => void {
-    this.renewals.add(stopRenewing);
-    return () => {
-      stopRenewing();
-      this.renewals.delete(stopRenewing);
-    };
+  hold(renew: () => Promise<boolean>): () => void {
+    return this.keeper === undefined ? () => undefined : this.keeper.hold(renew);
   }
 
   /** Releases what the reserver opened (renewals; a blocking connection in the zset layout). */
   close(): void {
-    for (const stop of this.renewals) stop();
-    this.renewals.clear();
+    this.keeper?.close();
   }
 
   attach(link: LoopLink): void {

@@ -19,7 +19,7 @@ import type { Layout } from './layout.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 import { sleep } from '../consume/wait.js';
-import { holdReservation } from '../reservation.js';
+import { renewal, reservationKeeper } from '../reservation.js';
 
 const RULES = redisRules('redis-legacy');
 
@@ -86,6 +86,7 @@ class LegacyReserver extends Reserver {
   ) {
     super();
     this.keys = legacyKeys(queue);
+    this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'legacy' });
   }
 
   protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
@@ -144,7 +145,7 @@ class LegacyDelivery implements Delivery {
     this.body = unframed.body;
     this.headers = unframed.headers;
     this.framed = unframed.framed;
-    this.stopRenewing = reserver.hold(holdReservation(client, keys.deadlines, member, options.retryAfter, logger, { queue, layout: 'legacy' }));
+    this.stopRenewing = options.retryAfter === null ? () => undefined : reserver.hold(renewal(client, keys.deadlines, member, options.retryAfter));
   }
 
   /** Legacy recovery does not count attempts: the body's own count is the reconciled one. */

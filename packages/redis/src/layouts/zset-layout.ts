@@ -14,7 +14,7 @@ import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
 import { sleep, untilAborted } from '../consume/wait.js';
-import { holdReservation } from '../reservation.js';
+import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
 import { redisRules } from './rules.js';
@@ -97,6 +97,7 @@ class ZsetReserver extends Reserver {
     private readonly keysOf: (queue: string) => ZsetKeys,
   ) {
     super();
+    this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'zset' });
   }
 
   protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
@@ -119,7 +120,7 @@ class ZsetReserver extends Reserver {
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const poison = flat[i + 2] === 1 ? undefined : POISON;
       const member = flat[i + 1] as Buffer;
-      const stopRenewing = this.hold(holdReservation(this.client, reserved, member, retryAfter, this.logger, { queue: this.queue, layout: 'zset' }));
+      const stopRenewing = retryAfter === null ? () => undefined : this.hold(renewal(this.client, reserved, member, retryAfter));
       deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, member, poison, this.logger, this.keysOf, stopRenewing));
     }
     return { acked: acked.map((n) => n === 1), deliveries };

@@ -4,7 +4,7 @@ import { recordProjection } from '../../projection/record.js';
 import { withAttempts } from '../../reemit/edit.js';
 import type { BindingRules } from '../../settlement/binding-rules.js';
 import type { Decision } from '../../settlement/decision.js';
-import { keepReserved } from '../keep-reserved.js';
+import { ReservationKeeper } from '../reservation-keeper.js';
 import { pullLoop } from '../pull-loop.js';
 import {
   DeadLetterWriteError,
@@ -100,16 +100,25 @@ export class InMemoryTransport implements Transport {
     return this.broker.purge(queue);
   }
 
-  consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    return pullLoop(async (max, waitMs, signal) => {
-      let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
-      if (taken.length === 0 && waitMs > 0) {
-        await this.broker.waitFor(queue, waitMs, signal);
-        if (signal.aborted) return [];
-        taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
-      }
-      return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message));
-    }, onDelivery, options);
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    // Leases are renewed while this loop runs; a delivery left unsettled after it ends expires.
+    const keeper = new ReservationKeeper({
+      reservationMs: this.visibilityTimeoutMs,
+      onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
+    });
+    try {
+      await pullLoop(async (max, waitMs, signal) => {
+        let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
+        if (taken.length === 0 && waitMs > 0) {
+          await this.broker.waitFor(queue, waitMs, signal);
+          if (signal.aborted) return [];
+          taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
+        }
+        return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message, keeper));
+      }, onDelivery, options);
+    } finally {
+      keeper.close();
+    }
   }
 
   async close(): Promise<void> {
@@ -121,15 +130,11 @@ export class InMemoryTransport implements Transport {
     this.broker.push(queue, { body, headers, key, redeliveries: 0 }, delayMs);
   }
 
-  private delivery(queue: string, leaseId: number, message: StoredMessage): Delivery {
+  private delivery(queue: string, leaseId: number, message: StoredMessage, keeper: ReservationKeeper): Delivery {
     const version = message.headers['bq-schema-version'];
     const trimmed = version === undefined || version === null ? '' : String(version).trim();
     const redeliveries = message.redeliveries;
-    const release = keepReserved({
-      reservationMs: this.visibilityTimeoutMs,
-      renew: async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs),
-      onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
-    });
+    const release = keeper.hold(async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs));
     return {
       body: message.body,
       queue,

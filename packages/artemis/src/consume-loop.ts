@@ -1,0 +1,218 @@
+import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
+import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import type { ConnectionManager } from './connection.js';
+import { ArtemisDelivery, type DeliveryContext } from './delivery.js';
+import { Holds } from './holds.js';
+import type { ResolvedOptions } from './options.js';
+import type { Publisher } from './publisher.js';
+
+/** What a consume loop needs from its transport. */
+export interface ConsumeLoopDeps {
+  readonly connection: ConnectionManager;
+  readonly publisher: Publisher;
+  readonly logger: Logger;
+  readonly options: ResolvedOptions;
+}
+
+/** One attached receiving link and the credit it holds. */
+interface Lane {
+  readonly receiver: Receiver;
+  closed: boolean;
+  /** Credit granted and not yet used by a delivery. */
+  credit: number;
+}
+
+/**
+ * One consume loop on one queue: a receiving link with explicit settlement
+ * and manual credit, never more than `concurrency` deliveries handed out at
+ * once (credit is granted only for free slots, and within `maxMessages`). When
+ * the connection or the link is lost it waits for the reconnect and attaches a
+ * new link; the deliveries the old link held are redelivered by Artemis and
+ * their late settlements are dropped, never sent on the new link.
+ */
+export class ConsumeLoop {
+  private readonly concurrency: number;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly holds: Holds;
+  private readonly context: DeliveryContext;
+  private taken = 0;
+  private lastActivity = Date.now();
+  private stopping = false;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly stopped: Promise<'stop'>;
+  private requestStop!: () => void;
+  private lane: Lane | undefined;
+
+  constructor(
+    private readonly deps: ConsumeLoopDeps,
+    private readonly queue: string,
+    private readonly onDelivery: (delivery: Delivery) => Promise<void>,
+    private readonly limits: ConsumeOptions,
+  ) {
+    this.concurrency = Math.max(1, Math.floor(limits.concurrency));
+    this.holds = new Holds(deps.options.requeueDelayMs);
+    this.context = {
+      publisher: deps.publisher,
+      logger: deps.logger,
+      holds: this.holds,
+      brokerMaxDeliveryAttempts: deps.options.brokerMaxDeliveryAttempts,
+    };
+    this.stopped = new Promise((resolve) => {
+      this.requestStop = () => {
+        if (this.stopping) return;
+        this.stopping = true;
+        resolve('stop');
+      };
+    });
+  }
+
+  /** Consumes until stopped; resolves after every in-flight delivery settled. */
+  async run(stop: AbortSignal): Promise<void> {
+    const signals = [this.limits.signal, stop];
+    const onAbort = () => this.requestStop();
+    for (const signal of signals) {
+      if (signal.aborted) this.requestStop();
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    this.armIdle();
+    try {
+      await this.attachLoop();
+    } finally {
+      this.requestStop();
+      if (this.idleTimer) clearTimeout(this.idleTimer);
+      for (const signal of signals) signal.removeEventListener('abort', onAbort);
+      await Promise.allSettled(this.inFlight);
+      this.holds.flush();
+      if (this.lane) await this.detach(this.lane);
+    }
+  }
+
+  private async attachLoop(): Promise<void> {
+    const { initialDelayMs, maxDelayMs, multiplier } = this.deps.options.reconnect;
+    let failures = 0;
+    while (!this.stopping) {
+      const connection = await Promise.race([this.deps.connection.open(true), this.stopped]);
+      if (connection === 'stop') return;
+      const lane = this.attach(connection);
+      const why = await Promise.race([this.stopped, this.ended(connection, lane)]);
+      if (why === 'stop') return;
+      lane.closed = true;
+      if (this.lane === lane) this.lane = undefined;
+      // Deliveries still held for a delayed release belong to the dead link.
+      this.holds.flush();
+      failures = why === 'lost' ? 0 : failures + 1;
+      this.deps.logger.warn(
+        { queue: this.queue },
+        why === 'lost'
+          ? 'Artemis connection lost while consuming; attaching again after the reconnect, unsettled deliveries are redelivered'
+          : 'Artemis closed the receiving link; attaching again',
+      );
+      if (failures > 0) await this.pause(Math.min(maxDelayMs, initialDelayMs * multiplier ** (failures - 1)));
+    }
+  }
+
+  private attach(connection: Connection): Lane {
+    const receiver = connection.open_receiver({
+      source: { address: this.queue, capabilities: ['queue'] },
+      autoaccept: false,
+      credit_window: 0,
+    });
+    const lane: Lane = { receiver, closed: false, credit: 0 };
+    this.lane = lane;
+    receiver.on('receiver_open', () => this.grant());
+    receiver.on('receiver_error', (context: EventContext) => {
+      const error = context.receiver?.error as { condition?: string; description?: string } | undefined;
+      this.deps.logger.warn(
+        { queue: this.queue, error: [error?.condition, error?.description].filter(Boolean).join(': ') },
+        'Artemis refused or closed the receiving link',
+      );
+    });
+    receiver.on('message', (context: EventContext) => this.onMessage(lane, context));
+    return lane;
+  }
+
+  /** Resolves when the link is detached by the broker or its connection is lost. */
+  private ended(connection: Connection, lane: Lane): Promise<'lost' | 'closed'> {
+    return Promise.race([
+      this.deps.connection.lost(connection).then(() => 'lost' as const),
+      new Promise<'closed'>((resolve) => lane.receiver.once('receiver_close', () => resolve('closed'))),
+    ]);
+  }
+
+  private onMessage(lane: Lane, context: EventContext): void {
+    lane.credit = Math.max(0, lane.credit - 1);
+    const amqp = context.delivery as AmqpDelivery;
+    const message = context.message as AmqpMessage;
+    // Credit granted before a stop may still bring a message: give it straight back.
+    if (this.stopping || lane.closed || this.limitReached()) {
+      amqp.release();
+      return;
+    }
+    this.taken += 1;
+    this.hand(new ArtemisDelivery(this.queue, amqp, message, lane, this.context));
+  }
+
+  /** Tops the link's credit up to the free slots (and what `maxMessages` still allows). */
+  private grant(): void {
+    const lane = this.lane;
+    if (lane === undefined || lane.closed || this.stopping) return;
+    let room = this.concurrency - this.inFlight.size;
+    const max = this.limits.maxMessages;
+    if (max !== undefined) room = Math.min(room, max - this.taken);
+    const add = room - lane.credit;
+    if (add <= 0) return;
+    lane.credit += add;
+    lane.receiver.add_credit(add);
+  }
+
+  private limitReached(): boolean {
+    const max = this.limits.maxMessages;
+    return max !== undefined && this.taken >= max;
+  }
+
+  private hand(delivery: ArtemisDelivery): void {
+    this.lastActivity = Date.now();
+    const job: Promise<void> = this.onDelivery(delivery)
+      .catch((error: unknown) => {
+        this.deps.logger.error({ queue: this.queue, error: error instanceof Error ? error.message : String(error) }, 'delivery handler threw');
+      })
+      .finally(() => {
+        if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; releasing it');
+        this.inFlight.delete(job);
+        this.lastActivity = Date.now();
+        if (this.limitReached() && this.inFlight.size === 0) this.requestStop();
+        this.grant();
+      });
+    this.inFlight.add(job);
+  }
+
+  /** Stop after `idleMs` without a delivery and with nothing in flight. */
+  private armIdle(): void {
+    const idleMs = this.limits.idleMs;
+    if (idleMs === undefined || this.stopping) return;
+    const left = this.lastActivity + idleMs - Date.now();
+    this.idleTimer = setTimeout(() => {
+      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= idleMs) this.requestStop();
+      else this.armIdle();
+    }, Math.max(10, left));
+  }
+
+  /** Detaches the link (its unsettled deliveries go back to the queue); bounded when the broker is gone. */
+  private async detach(lane: Lane): Promise<void> {
+    lane.closed = true;
+    if (this.lane === lane) this.lane = undefined;
+    const receiver = lane.receiver;
+    if (receiver.is_closed() || !receiver.connection.is_open()) return;
+    const closed = new Promise<void>((resolve) => receiver.once('receiver_close', () => resolve()));
+    receiver.close();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
+    clearTimeout(timer);
+  }
+
+  private async pause(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped]);
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Deliveries left unsettled wait here for a while before they are released:
+ * releasing at once would hand a message whose DLQ write just failed straight
+ * back, and the worker would spin on it as fast as the broker can redeliver.
+ */
+export class Holds {
+  private readonly pending = new Map<NodeJS.Timeout, () => void>();
+
+  constructor(private readonly delayMs: number) {}
+
+  /** Runs `release` after the hold delay (or at {@link flush}). */
+  add(release: () => void): void {
+    const timer = setTimeout(() => {
+      this.pending.delete(timer);
+      release();
+    }, this.delayMs);
+    this.pending.set(timer, release);
+  }
+
+  /** Releases every held delivery now (the consume loop is stopping or its link is gone). */
+  flush(): void {
+    for (const [timer, release] of this.pending) {
+      clearTimeout(timer);
+      release();
+    }
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,117 @@
+import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import { ConfigurationError, type Logger } from '@babelqueue/core';
+import { parseArtemisUrl, type ArtemisEndpoint } from './url.js';
+
+/** Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`. */
+export interface ReconnectOptions {
+  /** Default 100 ms. */
+  readonly initialDelayMs?: number;
+  /** Default 5000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 2. */
+  readonly multiplier?: number;
+}
+
+/** Options of {@link ArtemisTransport}. */
+export interface ArtemisTransportOptions {
+  /**
+   * `artemis://user:password@host:5672` (as the Python SDK spells it),
+   * `artemis+ssl://…` for TLS, or `amqp://` / `amqps://`. Credentials select
+   * SASL PLAIN and are never logged; without them the client offers SASL ANONYMOUS.
+   */
+  readonly url: string;
+  /** TLS options for `artemis+ssl://` / `amqps://` (ca, cert, key, servername, rejectUnauthorized, …). */
+  readonly tls?: TlsOptions;
+  /** Reconnect backoff after a lost connection (consumers re-attach their links). */
+  readonly reconnect?: ReconnectOptions;
+  /**
+   * What `publish` does while the connection is down: `fail` (default) rejects at
+   * once with {@link ArtemisUnavailableError}; `wait` waits for the reconnect and
+   * sends again a publish whose outcome was lost with the connection (the message
+   * may then arrive twice: at-least-once).
+   */
+  readonly publishWhileDisconnected?: 'fail' | 'wait';
+  /**
+   * How long a delivery left unsettled (a failed dead-letter write, a failed
+   * retry re-send, an `unsettled` decision) is held before it is released back
+   * to the queue, so a broker-side fault does not become a hot redelivery loop.
+   * Default 1000 ms.
+   */
+  readonly requeueDelayMs?: number;
+  /**
+   * The broker's `max-delivery-attempts` for the consumed queues (Artemis's
+   * default is 10; 0 or -1 = unlimited). A retry without delay settles the
+   * delivery `modified` (delivery-failed), which the broker counts; a retry
+   * that would reach this limit is re-sent instead, so the broker never moves
+   * a message BabelQueue still retries to its own dead-letter address.
+   */
+  readonly brokerMaxDeliveryAttempts?: number;
+  /**
+   * How long a send may wait for the broker's outcome (and for credit: Artemis
+   * grants none to a full address) before it fails and its link is closed, in
+   * ms. Covers publishes, retry re-sends and dead-letter writes. Default 15000.
+   */
+  readonly sendTimeoutMs?: number;
+  /** AMQP idle time-out the client announces (heartbeats), in ms. Default 30000. */
+  readonly idleTimeoutMs?: number;
+  /** AMQP container id of the connection (shown by the broker). Default `babelqueue-<random>`. */
+  readonly containerId?: string;
+  /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
+  readonly logger?: Logger;
+}
+
+/** The options with every default filled in. */
+export interface ResolvedOptions {
+  readonly url: string;
+  readonly endpoint: ArtemisEndpoint;
+  readonly tls: TlsOptions | undefined;
+  readonly reconnect: Required<ReconnectOptions>;
+  readonly publishWhileDisconnected: 'fail' | 'wait';
+  readonly requeueDelayMs: number;
+  readonly brokerMaxDeliveryAttempts: number;
+  readonly sendTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly containerId: string;
+  readonly logger: Logger;
+}
+
+export function resolveOptions(options: ArtemisTransportOptions, logger: Logger): ResolvedOptions {
+  const endpoint = parseArtemisUrl(options.url);
+  const publishWhileDisconnected = options.publishWhileDisconnected ?? 'fail';
+  if (publishWhileDisconnected !== 'fail' && publishWhileDisconnected !== 'wait') {
+    throw new ConfigurationError(`publishWhileDisconnected must be "fail" or "wait", got ${String(publishWhileDisconnected)}`);
+  }
+  const resolved: ResolvedOptions = {
+    url: options.url,
+    endpoint,
+    tls: options.tls,
+    reconnect: {
+      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
+      multiplier: options.reconnect?.multiplier ?? 2,
+    },
+    publishWhileDisconnected,
+    requeueDelayMs: options.requeueDelayMs ?? 1000,
+    brokerMaxDeliveryAttempts: options.brokerMaxDeliveryAttempts ?? 10,
+    sendTimeoutMs: options.sendTimeoutMs ?? 15_000,
+    idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+    containerId: options.containerId ?? `babelqueue-${Math.random().toString(36).slice(2, 10)}`,
+    logger,
+  };
+  for (const [name, value] of [
+    ['reconnect.initialDelayMs', resolved.reconnect.initialDelayMs],
+    ['reconnect.maxDelayMs', resolved.reconnect.maxDelayMs],
+    ['reconnect.multiplier', resolved.reconnect.multiplier],
+    ['requeueDelayMs', resolved.requeueDelayMs],
+    ['idleTimeoutMs', resolved.idleTimeoutMs],
+    ['sendTimeoutMs', resolved.sendTimeoutMs],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);
+    }
+  }
+  if (!Number.isInteger(resolved.brokerMaxDeliveryAttempts) || resolved.brokerMaxDeliveryAttempts < -1) {
+    throw new ConfigurationError(`brokerMaxDeliveryAttempts must be an integer >= -1, got ${String(resolved.brokerMaxDeliveryAttempts)}`);
+  }
+  return resolved;
+}

@@ -1,0 +1,148 @@
+import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Sender } from 'rhea';
+import type { Logger } from '@babelqueue/core';
+import type { ConnectionManager } from './connection.js';
+import { ArtemisUnavailableError, PublishNotAcceptedError, TransportClosedError } from './errors.js';
+
+interface Pending {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  readonly sender: Sender;
+  readonly pending: Map<AmqpDelivery, Pending>;
+}
+
+/**
+ * Sends messages on one sending link per address (an anycast queue, attached
+ * with the `queue` capability, so Artemis auto-creates it as ANYCAST), and
+ * resolves each send only once the broker settled it `accepted`: a resolved
+ * publish is on the broker. `rejected`, `released`, `modified`, a refused link
+ * or a connection lost before the outcome reject the send.
+ */
+export class Publisher {
+  private readonly slots = new Map<string, Slot>();
+  private readonly watched = new WeakSet<Connection>();
+
+  constructor(
+    private readonly connection: ConnectionManager,
+    private readonly logger: Logger,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /**
+   * Sends `message` to `queue`. With `wait`, a connection outage is waited out and a
+   * send whose outcome was lost with the connection is sent again (at-least-once).
+   */
+  async send(queue: string, message: AmqpMessage, wait: boolean): Promise<void> {
+    for (;;) {
+      try {
+        await this.sendOnce(queue, message, wait);
+        return;
+      } catch (error) {
+        if (!wait || this.connection.terminal() || !isConnectionLoss(error)) throw error;
+        this.logger.warn({ queue }, 'publish lost with the connection; sending it again after the reconnect');
+      }
+    }
+  }
+
+  private async sendOnce(queue: string, message: AmqpMessage, wait: boolean): Promise<void> {
+    const connection = await this.connection.open(wait);
+    const slot = this.slot(connection, queue);
+    await new Promise<void>((resolve, reject) => {
+      let delivery: AmqpDelivery;
+      try {
+        delivery = slot.sender.send(message);
+      } catch (cause) {
+        reject(new PublishNotAcceptedError(queue, 'the message could not be encoded', { cause }));
+        return;
+      }
+      // Artemis gives a full address (address-full policy FAIL or BLOCK) no credit:
+      // without a bound the send would wait forever. The link is closed, so the
+      // message is never sent late; one already sent may or may not be on the queue.
+      const timer = setTimeout(() => {
+        this.drop(queue, slot, new PublishNotAcceptedError(queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
+        slot.sender.close();
+      }, this.timeoutMs);
+      slot.pending.set(delivery, {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+    });
+  }
+
+  private slot(connection: Connection, queue: string): Slot {
+    this.watch(connection);
+    const found = this.slots.get(queue);
+    if (found && found.sender.connection === connection && !found.sender.is_closed()) return found;
+    const sender = connection.open_sender({ target: { address: queue, capabilities: ['queue'] }, autosettle: true });
+    const slot: Slot = { sender, pending: new Map() };
+    const settle = (context: EventContext, outcome: 'accepted' | 'rejected' | 'released') => {
+      const delivery = context.delivery;
+      if (delivery === undefined) return;
+      const pending = slot.pending.get(delivery);
+      if (pending === undefined) return;
+      slot.pending.delete(delivery);
+      if (outcome === 'accepted') pending.resolve();
+      else pending.reject(new PublishNotAcceptedError(queue, describeOutcome(outcome, delivery)));
+    };
+    sender.on('accepted', (context: EventContext) => settle(context, 'accepted'));
+    sender.on('rejected', (context: EventContext) => settle(context, 'rejected'));
+    // rhea reports `modified` as `released` (treat_modified_as_released).
+    sender.on('released', (context: EventContext) => settle(context, 'released'));
+    sender.on('sender_error', (context: EventContext) => {
+      const error = context.sender?.error as { condition?: string; description?: string } | undefined;
+      this.logger.warn({ queue, error: [error?.condition, error?.description].filter(Boolean).join(': ') }, 'Artemis closed the sending link');
+    });
+    sender.on('sender_close', (context: EventContext) => {
+      const error = context.sender?.error as { condition?: string; description?: string } | undefined;
+      const why = error ? `the broker refused the link (${[error.condition, error.description].filter(Boolean).join(': ')})` : 'the sending link closed';
+      this.drop(queue, slot, new PublishNotAcceptedError(queue, why));
+    });
+    this.slots.set(queue, slot);
+    return slot;
+  }
+
+  /** A lost connection fails every send still waiting for its outcome on it. */
+  private watch(connection: Connection): void {
+    if (this.watched.has(connection)) return;
+    this.watched.add(connection);
+    void this.connection.lost(connection).then(() => {
+      const error = new ArtemisUnavailableError('the connection was lost before the broker settled the publish; it may or may not be on the queue');
+      for (const [queue, slot] of this.slots) {
+        if (slot.sender.connection === connection) this.drop(queue, slot, error);
+      }
+    });
+  }
+
+  private drop(queue: string, slot: Slot, error: Error): void {
+    if (this.slots.get(queue) === slot) this.slots.delete(queue);
+    const pending = [...slot.pending.values()];
+    slot.pending.clear();
+    for (const entry of pending) entry.reject(error);
+  }
+
+  /** Fails every send still waiting (the transport is closing). */
+  close(): void {
+    for (const [queue, slot] of this.slots) this.drop(queue, slot, new TransportClosedError());
+  }
+}
+
+function describeOutcome(outcome: 'rejected' | 'released', delivery: AmqpDelivery): string {
+  const state = delivery.remote_state as { error?: { condition?: string; description?: string } } | undefined;
+  const error = state?.error;
+  const detail = error ? ` (${[error.condition, error.description].filter(Boolean).join(': ')})` : '';
+  return outcome === 'rejected' ? `the broker rejected it${detail}` : `the broker released it without taking it${detail}`;
+}
+
+/** A failure that a reconnect cures (the publish itself was fine). */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof TransportClosedError) return false;
+  return error instanceof ArtemisUnavailableError;
+}

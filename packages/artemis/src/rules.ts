@@ -1,0 +1,24 @@
+import type { BindingRules, TransportCapabilities } from '@babelqueue/core';
+
+/**
+ * Artemis's settlement rules (seed 000): with dead-lettering off, poison and a
+ * version-gated message are acknowledged, dropped and logged (Artemis's own
+ * max-delivery-attempts is not involved); `on_unknown_urn: delete` drops poison.
+ */
+export const ARTEMIS_RULES: BindingRules = {
+  name: 'artemis',
+  poisonWithoutDeadLetter: 'drop',
+  deleteStrategyDropsPoison: true,
+  versionGateWithoutDeadLetter: 'drop',
+};
+
+/**
+ * Delays are native (`x-opt-delivery-time`), for a publish and for a retry
+ * (re-sent with the delay); riders ride the application properties.
+ */
+export const ARTEMIS_CAPABILITIES: TransportCapabilities = {
+  delayedPublish: true,
+  delayedRetry: true,
+  retry: true,
+  headers: true,
+};

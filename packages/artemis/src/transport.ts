@@ -1,0 +1,153 @@
+import {
+  acceptsEnvelope,
+  connectWithin,
+  consoleLogger,
+  decodeEnvelope,
+  envelopeProjection,
+  maskUrl,
+  projectArtemis,
+  type BindingRules,
+  type ConnectOptions,
+  type ConsumeOptions,
+  type Delivery,
+  type OutgoingMessage,
+  type Transport,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import type { Message as AmqpMessage } from 'rhea';
+import { browseQueue, purgeQueue } from './browse.js';
+import { ConnectionManager } from './connection.js';
+import { ConsumeLoop } from './consume-loop.js';
+import { TransportClosedError } from './errors.js';
+import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './message.js';
+import { resolveOptions, type ArtemisTransportOptions, type ResolvedOptions } from './options.js';
+import { Publisher } from './publisher.js';
+import { ARTEMIS_CAPABILITIES, ARTEMIS_RULES } from './rules.js';
+
+/**
+ * The ActiveMQ Artemis binding over AMQP 1.0 (rhea).
+ *
+ * - Publishes the envelope as an AMQP-value string (a JMS TextMessage), durable,
+ *   to an anycast queue, with the JMS-readable projection: `x-opt-jms-type` and
+ *   `subject` = URN (JMSType), `correlation-id` = trace_id, `message-id` = meta.id,
+ *   `creation-time` = created_at, and the `bq_` application properties; a delay
+ *   is `x-opt-delivery-time` (+ `bq_delay`). A publish resolves once the broker
+ *   settled it `accepted`.
+ * - Consumes with explicit settlement and credit = concurrency; executes each
+ *   settlement decision (see {@link ArtemisDelivery}).
+ * - Reconnects with backoff after a lost connection; consumers attach again.
+ */
+export class ArtemisTransport implements Transport {
+  readonly rules: BindingRules = ARTEMIS_RULES;
+  readonly capabilities: TransportCapabilities = ARTEMIS_CAPABILITIES;
+  readonly target: string;
+  private readonly options: ResolvedOptions;
+  private readonly connection: ConnectionManager;
+  private readonly publisher: Publisher;
+  private readonly stop = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+  private closing: Promise<void> | undefined;
+
+  constructor(options: ArtemisTransportOptions) {
+    this.options = resolveOptions(options, options.logger ?? consoleLogger());
+    this.connection = new ConnectionManager(this.options, this.options.logger);
+    this.publisher = new Publisher(this.connection, this.options.logger, this.options.sendTimeoutMs);
+    this.target = maskUrl(this.options.url);
+  }
+
+  /**
+   * Waits for the connection. Refused credentials and an unverifiable
+   * certificate fail at once; an unreachable broker fails when `timeoutMs` runs
+   * out, naming the last error. Reconnection after that stays automatic.
+   */
+  async connect(options: ConnectOptions): Promise<void> {
+    this.assertOpen();
+    if (this.connection.current() !== undefined) return;
+    await connectWithin(this.target, options, async ({ note }) => {
+      const unsubscribe = this.connection.onFailure(note);
+      try {
+        await this.connection.open(true);
+      } finally {
+        unsubscribe();
+      }
+    });
+  }
+
+  /**
+   * Publishes one envelope; resolves once Artemis accepted it. Rejects with a
+   * clear error when the broker refuses it or the connection is down
+   * (`publishWhileDisconnected: 'fail'`, the default).
+   */
+  async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
+    const amqp = outgoingMessage(message.body, projectArtemis(message.projection, message.headers), message.delayMs ?? 0);
+    await this.publisher.send(message.queue, amqp, this.options.publishWhileDisconnected === 'wait');
+  }
+
+  /**
+   * Writes `body` as is to `queue` (a DLQ record, a redrive), durable and
+   * accepted; `headers` ride the application properties. A body that is an
+   * accepted envelope gets its projection too, so a redriven message routes
+   * like a published one.
+   */
+  async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+    this.assertOpen();
+    const decoded = decodeEnvelope(body, () => undefined);
+    const amqp: AmqpMessage = acceptsEnvelope(decoded)
+      ? outgoingMessage(body, projectArtemis(envelopeProjection(decoded), headers))
+      : {
+          durable: true,
+          body: bodySection(body),
+          content_type: 'application/json',
+          application_properties: { ...headers, [APP_ID_PROPERTY]: 'babelqueue' },
+        };
+    await this.publisher.send(queue, amqp, this.options.publishWhileDisconnected === 'wait');
+  }
+
+  /** Up to `max` bodies from the head of `queue`, left in place (a browsing receiver, `distribution-mode: copy`). */
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    this.assertOpen();
+    const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
+    return browseQueue(connection, this.connection.lost(connection), queue, max);
+  }
+
+  /** Removes every message waiting on `queue` (taken and accepted until none is left); resolves with how many. */
+  async purge(queue: string): Promise<number> {
+    this.assertOpen();
+    const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
+    return purgeQueue(connection, this.connection.lost(connection), queue);
+  }
+
+  /** Consumes `queue` until the signal aborts or a drain limit is reached. */
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    this.assertOpen();
+    const loop = new ConsumeLoop(
+      { connection: this.connection, publisher: this.publisher, logger: this.options.logger, options: this.options },
+      queue,
+      onDelivery,
+      options,
+    );
+    const run = loop.run(this.stop.signal);
+    this.running.add(run);
+    try {
+      await run;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  /** Stops the consume loops (in-flight deliveries settle first), then closes the connection. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.stop.abort();
+      await Promise.allSettled(this.running);
+      this.publisher.close();
+      await this.connection.close();
+    })();
+    return this.closing;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new TransportClosedError();
+  }
+}

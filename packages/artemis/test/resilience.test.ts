@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createApp, silentLogger } from '@babelqueue/core';
+import { ArtemisTransport, ArtemisUnavailableError } from '@babelqueue/artemis';
+import { CuttableProxy } from './support/proxy.js';
+import { artemis, artemisUrl, captureLogger, Raw, sleep, uniqueQueue } from './support/artemis.js';
+
+const URN = 'urn:babel:orders:created';
+
+/**
+ * Connection loss and a broker "restart", seen from the client: a TCP relay in
+ * front of the lab's Artemis resets every connection, or stops accepting
+ * connections for a while and comes back. The shared lab broker itself is never
+ * restarted (other suites use it at the same time); messages are durable on it.
+ */
+describe('Artemis resilience (connections cut through a TCP relay)', { skip: artemis.skip }, () => {
+  let raw: Raw;
+  let proxy: CuttableProxy;
+  const created: string[] = [];
+  const queue = (prefix: string) => {
+    const name = uniqueQueue(`bq-art-${prefix}`);
+    created.push(name, `${name}.dlq`);
+    return name;
+  };
+
+  before(async () => {
+    raw = await Raw.open();
+    const u = new URL(artemis.url!);
+    proxy = new CuttableProxy({ host: u.hostname, port: Number(u.port) });
+    await proxy.start();
+  });
+  after(async () => {
+    await proxy.down();
+    await raw.cleanup(...created);
+    await raw.close();
+  });
+
+  const viaProxy = () => proxy.url(artemisUrl());
+  const fast = { reconnect: { initialDelayMs: 50, maxDelayMs: 300 } };
+
+  for (const [label, fault] of [
+    ['connections reset mid-stream', async () => proxy.cut()],
+    ['the broker gone for a while, then back (a restart, seen from the client)', async () => {
+      await proxy.down();
+      await sleep(700);
+      await proxy.start();
+    }],
+  ] as const) {
+    it(`${label}: the consumer attaches again, nothing is lost, every message is settled once on the broker`, async () => {
+      const q = queue('cut');
+      const ids = new Set<string>();
+      const producer = new ArtemisTransport({ url: artemisUrl(), logger: silentLogger });
+      const publisher = createApp({ transport: producer, queue: q, logger: silentLogger });
+      for (let i = 0; i < 30; i++) ids.add(await publisher.publish(URN, { i }));
+      await publisher.close();
+
+      const logger = captureLogger();
+      const app = createApp({ transport: new ArtemisTransport({ url: viaProxy(), logger, ...fast }), queue: q, logger });
+      const handled = new Map<string, number>();
+      let faults = 0;
+      app.handle(URN, async (_data, message) => {
+        handled.set(message.id, (handled.get(message.id) ?? 0) + 1);
+        const seen = handled.size;
+        await sleep(10);
+        // Two faults while deliveries are in flight: settlements of the dead link are dropped.
+        if ((seen === 8 && faults === 0) || (seen === 20 && faults === 1)) {
+          faults += 1;
+          await fault();
+        }
+      });
+      const controller = new AbortController();
+      const running = app.run({ concurrency: 4, signal: controller.signal, handleSignals: false });
+      const until = Date.now() + 60_000;
+      while ([...ids].some((id) => !handled.has(id)) || (await raw.count(q)) > 0) {
+        if (Date.now() > until) break;
+        await sleep(100);
+      }
+      controller.abort();
+      await running;
+      await app.close();
+      assert.equal(faults, 2);
+      assert.deepEqual([...ids].filter((id) => !handled.has(id)), [], 'every message handled');
+      assert.equal(await raw.count(q), 0, 'nothing left: every delivery was settled on the broker');
+      assert.match(logger.text(), /connection lost/);
+      assert.doesNotMatch(logger.text(), /already settled/, 'no delivery settled twice');
+    });
+  }
+
+  it('a publish while the broker is unreachable: fails fast by default, waits for the reconnect with publishWhileDisconnected: wait', async () => {
+    const q = queue('outage-publish');
+    const failing = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, ...fast });
+    const waiting = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, publishWhileDisconnected: 'wait', ...fast });
+    const apps = [createApp({ transport: failing, queue: q, logger: silentLogger }), createApp({ transport: waiting, queue: q, logger: silentLogger })];
+    try {
+      await apps[0]!.publish(URN, { n: 0 });
+      await apps[1]!.publish(URN, { n: 1 });
+      await proxy.down();
+      await sleep(200);
+      await assert.rejects(apps[0]!.publish(URN, { n: 2 }), (e: Error) => e instanceof ArtemisUnavailableError);
+      const pending = apps[1]!.publish(URN, { n: 3 });
+      await sleep(300);
+      await proxy.start();
+      await pending;
+      await raw.waitForCount(q, 3);
+    } finally {
+      if (!proxy.port) await proxy.start();
+      for (const a of apps) await a.close();
+    }
+  });
+
+  it('close() never hangs when the broker is gone', async () => {
+    const q = queue('close-dead');
+    const transport = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, ...fast });
+    const app = createApp({ transport, queue: q, logger: silentLogger });
+    await app.publish(URN, {});
+    const consuming = app.consume({ idleMs: 60_000 });
+    await sleep(200);
+    await proxy.down();
+    try {
+      await app.close();
+      await consuming;
+    } finally {
+      await proxy.start();
+    }
+  });
+});

@@ -1,0 +1,172 @@
+import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
+import {
+  DeadLetterWriteError,
+  reconcileAsbAttempts,
+  withAttempts,
+  type Decision,
+  type Delivery,
+  type HeaderValue,
+  type Logger,
+} from '@babelqueue/core';
+import { bodyBytes, plainProperties, recordProjection, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, type Placement } from './properties.js';
+
+/** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */
+export const VERSION_GATE_REASON = 'unsupported schema version';
+/** The native dead-letter reason of a poison body. */
+export const POISON_REASON = 'poison';
+
+/** What a delivery needs from its consume loop. */
+export interface DeliveryContext {
+  readonly receiver: ServiceBusReceiver;
+  /** Sends a record or retry copy to a queue (the transport's sender). */
+  readonly send: (queue: string, message: ReturnType<typeof toServiceBusMessage>) => Promise<void>;
+  readonly placement: Placement;
+  readonly logger: Logger;
+}
+
+/**
+ * One PeekLock delivery. Settled exactly once through the receiver it came
+ * from: complete, abandon (native redelivery, DeliveryCount + 1), an explicit
+ * dead-letter into `$DeadLetterQueue`, or a record/copy written first and the
+ * original completed only after that write succeeded.
+ */
+export class AsbDelivery implements Delivery {
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  readonly nativeSchemaVersion?: string;
+  readonly poison?: string;
+  private settled = false;
+
+  constructor(
+    readonly queue: string,
+    private readonly message: ServiceBusReceivedMessage,
+    private readonly context: DeliveryContext,
+  ) {
+    const bytes = bodyBytes(message);
+    this.body = bytes ?? Buffer.alloc(0);
+    if (bytes === undefined) this.poison = 'the body is an AMQP value or sequence section, not bytes or text';
+    this.headers = plainProperties(message);
+    const version = schemaVersionOf(message);
+    if (version !== undefined) this.nativeSchemaVersion = version;
+  }
+
+  /**
+   * `max(body.attempts, DeliveryCount − 1)` with DeliveryCount 1-based (seed). Service Bus
+   * puts the AMQP `delivery-count` on the wire 0-based (failed deliveries so far) and
+   * @azure/service-bus hands that raw header over as `deliveryCount`, so the 1-based
+   * DeliveryCount is `deliveryCount + 1` and the floor is the raw count itself.
+   */
+  reconcileAttempts(bodyAttempts: number): number {
+    const raw = this.message.deliveryCount;
+    return reconcileAsbAttempts(bodyAttempts, raw === undefined ? undefined : raw + 1);
+  }
+
+  async settle(decision: Decision): Promise<void> {
+    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    this.settled = true;
+    switch (decision.kind) {
+      case 'ack':
+      case 'drop':
+        return this.act('complete', () => this.context.receiver.completeMessage(this.message));
+      case 'retry':
+        return this.retry(decision.attempts, decision.delayMs);
+      case 'dead-letter':
+        return this.deadLetter(decision.queue, decision.record, decision.reason === 'version_gate');
+      case 'unsettled':
+        // Abandon hands it back at once (counting a delivery); if that fails the lock lapses.
+        return this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
+      case 'native-dead-letter':
+        return this.act('dead-letter', () => this.context.receiver.deadLetterMessage(this.message, {
+          deadLetterReason: this.versionGated() ? VERSION_GATE_REASON : POISON_REASON,
+          deadLetterErrorDescription: decision.why,
+        }));
+    }
+  }
+
+  /**
+   * No delay: abandon (Service Bus redelivers and counts it). A delay: a copy
+   * with the new attempts, scheduled for later, then complete the original; a
+   * failed copy abandons the original instead, so nothing is lost.
+   */
+  private async retry(attempts: number, delayMs: number): Promise<void> {
+    if (delayMs <= 0) return this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
+    const copy = withAttempts(this.body, attempts);
+    try {
+      await this.context.send(this.queue, toServiceBusMessage(copy, recordProjection(copy), { riders: this.riders(), delayMs, placement: this.placement() }));
+    } catch (error) {
+      await this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
+      throw error;
+    }
+    return this.act('complete', () => this.context.receiver.completeMessage(this.message));
+  }
+
+  /**
+   * Writes the record to the DLQ queue, then completes. A version-gated record
+   * (the raw body) keeps the delivery's properties except `bq-schema-version`;
+   * other records carry their own projection. A failed write throws and leaves
+   * the original unsettled; the runtime then abandons it (redelivered, rejected
+   * again, the write retried).
+   */
+  private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
+    const message = versionGated
+      ? { ...toServiceBusMessage(record, undefined, { placement: this.placement() }), ...this.nativeRouting(), applicationProperties: this.propertiesWithout(SCHEMA_VERSION_PROPERTY) }
+      : toServiceBusMessage(record, recordProjection(record), { riders: this.riders(), placement: this.placement() });
+    try {
+      await this.context.send(queue, message);
+    } catch (cause) {
+      // Left unsettled: the runtime answers with `unsettled`, which abandons it.
+      this.settled = false;
+      throw new DeadLetterWriteError(queue, { cause });
+    }
+    return this.act('complete', () => this.context.receiver.completeMessage(this.message));
+  }
+
+  private versionGated(): boolean {
+    return this.nativeSchemaVersion !== undefined && this.nativeSchemaVersion !== '1';
+  }
+
+  /** The delivery's own routing fields, for a raw record. */
+  private nativeRouting(): { subject?: string; correlationId?: string; messageId?: string } {
+    const out: { subject?: string; correlationId?: string; messageId?: string } = {};
+    if (this.message.subject !== undefined) out.subject = this.message.subject;
+    if (typeof this.message.correlationId === 'string') out.correlationId = this.message.correlationId;
+    if (typeof this.message.messageId === 'string') out.messageId = this.message.messageId;
+    return out;
+  }
+
+  private propertiesWithout(name: string): Record<string, string | number | boolean> {
+    const out: Record<string, string | number | boolean> = {};
+    for (const [key, value] of Object.entries(this.headers)) if (key !== name && value !== null) out[key] = value;
+    return out;
+  }
+
+  /** Riders the delivery carried (traceparent, tracestate, …): string properties outside the bq- contract. */
+  private riders(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [key, value] of Object.entries(this.headers)) if (typeof value === 'string' && !key.startsWith('bq-')) out[key] = value;
+    return out;
+  }
+
+  private placement(): Placement {
+    return {
+      sessionId: this.message.sessionId ?? this.context.placement.sessionId,
+      partitionKey: this.message.partitionKey ?? this.context.placement.partitionKey,
+    };
+  }
+
+  /**
+   * Runs one settlement call. A lost lock is not an error of the worker: Service Bus
+   * redelivers the message, so it is logged and the settlement ends there.
+   */
+  private async act(what: string, call: () => Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      if (isServiceBusError(error) && (error.code === 'MessageLockLost' || error.code === 'SessionLockLost')) {
+        this.context.logger.warn({ queue: this.queue, messageId: this.message.messageId, settle: what }, 'the message lock was lost before settlement; Service Bus redelivers the message');
+        return;
+      }
+      throw error;
+    }
+  }
+}

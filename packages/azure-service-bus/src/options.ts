@@ -1,0 +1,77 @@
+import type { ServiceBusClient, TokenCredential } from '@azure/service-bus';
+import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
+
+/**
+ * Options of {@link AzureServiceBusTransport}. Give exactly one way to reach the
+ * namespace: `connectionString`, `url`, `fullyQualifiedNamespace` (+ `credential`)
+ * or a ready `client`.
+ */
+export interface AzureServiceBusTransportOptions {
+  /**
+   * `Endpoint=sb://<namespace>.servicebus.windows.net/;SharedAccessKeyName=…;SharedAccessKey=…`
+   * (or `SharedAccessSignature=…`). `UseDevelopmentEmulator=true` switches to plain AMQP
+   * on the endpoint's port (the Service Bus emulator, or the repository's test stand-in).
+   */
+  readonly connectionString?: string;
+  /**
+   * A URL as the Python SDK spells it: `sb://<namespace>.servicebus.windows.net` (token
+   * credential), `sb://<keyName>:<key>@<namespace>` (shared access key), or `sb://` alone
+   * (the `AZURE_SERVICEBUS_CONNECTION_STRING` environment variable). `servicebus://` and
+   * `azureservicebus://` are accepted too; `?UseDevelopmentEmulator=true` as above.
+   */
+  readonly url?: string;
+  /** The namespace host, e.g. `orders.servicebus.windows.net`, used with `credential`. */
+  readonly fullyQualifiedNamespace?: string;
+  /**
+   * An Azure AD token credential (e.g. `new DefaultAzureCredential()` from `@azure/identity`).
+   * Without one, a namespace or token URL loads `@azure/identity`'s `DefaultAzureCredential`
+   * (install it yourself; it is not a dependency of this package).
+   */
+  readonly credential?: TokenCredential;
+  /** A client you built and own; `close()` then leaves it open. */
+  readonly client?: ServiceBusClient;
+  /**
+   * The consumed queues' LockDuration in ms (Service Bus default 60 000): what
+   * `reservationMs()` reports, so the App refuses a handler timeout that is not below it.
+   */
+  readonly lockDurationMs?: number;
+  /**
+   * How long the SDK keeps renewing the lock of a message whose handler is still
+   * running (`maxAutoLockRenewalDurationInMs`). Default 300 000 (the SDK's); 0 turns it off.
+   */
+  readonly maxLockRenewalMs?: number;
+  /** Longest one receive call waits for a first message, in ms. Default 1000. */
+  readonly receiveWaitMs?: number;
+  /** Sent as every message's `sessionId` (a session-enabled queue needs one). Not a contract field. */
+  readonly sessionId?: string;
+  /** Sent as every message's `partitionKey` (partitioned entities). Not a contract field. */
+  readonly partitionKey?: string;
+  /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and keys are never logged. */
+  readonly logger?: Logger;
+}
+
+export interface ResolvedOptions {
+  readonly lockDurationMs: number;
+  readonly maxLockRenewalMs: number;
+  readonly receiveWaitMs: number;
+  readonly sessionId: string | undefined;
+  readonly partitionKey: string | undefined;
+  readonly logger: Logger;
+}
+
+export function resolveOptions(options: AzureServiceBusTransportOptions): ResolvedOptions {
+  const lockDurationMs = options.lockDurationMs ?? 60_000;
+  const maxLockRenewalMs = options.maxLockRenewalMs ?? 300_000;
+  const receiveWaitMs = options.receiveWaitMs ?? 1_000;
+  for (const [name, value, min] of [['lockDurationMs', lockDurationMs, 1], ['maxLockRenewalMs', maxLockRenewalMs, 0], ['receiveWaitMs', receiveWaitMs, 1]] as const) {
+    if (!(Number.isFinite(value) && value >= min)) throw new ConfigurationError(`${name} must be a number >= ${min}, got ${String(value)}`);
+  }
+  return {
+    lockDurationMs,
+    maxLockRenewalMs,
+    receiveWaitMs,
+    sessionId: options.sessionId,
+    partitionKey: options.partitionKey,
+    logger: options.logger ?? consoleLogger(),
+  };
+}

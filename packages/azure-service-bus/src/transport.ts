@@ -1,0 +1,215 @@
+import { isServiceBusError, type ServiceBusMessage, type ServiceBusMessageBatch } from '@azure/service-bus';
+import {
+  ConfigurationError,
+  connectWithin,
+  type BindingRules,
+  type ConnectOptions,
+  type ConsumeOptions,
+  type Delivery,
+  type OutgoingMessage,
+  type Transport,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import { Connection } from './connection.js';
+import { consumeLoop } from './consume-loop.js';
+import { AsbDelivery } from './delivery.js';
+import { TransportClosedError } from './errors.js';
+import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
+import { toServiceBusMessage } from './properties.js';
+import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
+import { describeAddress, parseAddress, type AsbAddress } from './url.js';
+
+/** The entity `connect()` opens a sender to; a namespace answering "not found" is reachable and authorised. */
+const CONNECT_PROBE_ENTITY = 'babelqueue-connect-check';
+
+/**
+ * The Azure Service Bus binding over the official `@azure/service-bus`.
+ *
+ * - Publishes the envelope bytes as the body (a data section) with the native
+ *   projection: subject = URN, correlationId = trace_id, messageId = meta.id,
+ *   contentType JSON and the typed `bq-` application properties; riders beside
+ *   them; a delay as `scheduledEnqueueTimeUtc`; {@link publishBatch} packs
+ *   messages with `createMessageBatch`.
+ * - Consumes in PeekLock mode, the SDK renewing the lock of a message whose
+ *   handler outlives it (`maxLockRenewalMs`).
+ * - Executes decisions: complete; abandon (native redelivery, the entity's
+ *   MaxDeliveryCount moves it to `$DeadLetterQueue`); a delayed retry as a
+ *   scheduled copy; records written to `<queue>.dlq` before completing; an
+ *   explicit dead-letter with reason and description when dead-lettering is off.
+ */
+export class AzureServiceBusTransport implements Transport {
+  readonly rules: BindingRules = ASB_RULES;
+  readonly capabilities: TransportCapabilities = ASB_CAPABILITIES;
+  readonly target: string;
+  private readonly options: ResolvedOptions;
+  private readonly connection: Connection;
+  private readonly stop = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+  private connected: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: AzureServiceBusTransportOptions) {
+    const ways = [options.connectionString, options.url, options.fullyQualifiedNamespace, options.client].filter((v) => v !== undefined);
+    if (ways.length !== 1) {
+      throw new ConfigurationError('give exactly one of connectionString, url, fullyQualifiedNamespace (with a credential) or client');
+    }
+    this.options = resolveOptions(options);
+    const source = options.connectionString ?? options.url;
+    const address: AsbAddress | undefined = source === undefined ? undefined : parseAddress(source);
+    this.connection = new Connection(address, options);
+    this.target = address !== undefined
+      ? describeAddress(address)
+      : options.fullyQualifiedNamespace !== undefined
+        ? `sb://${options.fullyQualifiedNamespace} (token credential)`
+        : `sb://${options.client!.fullyQualifiedNamespace} (client)`;
+  }
+
+  /**
+   * Opens the AMQP connection (SASL, the CBS token) by attaching a sender. An
+   * entity that does not exist still proves the namespace answers and accepted
+   * the credentials; refused credentials fail at once.
+   */
+  connect(options: ConnectOptions): Promise<void> {
+    this.assertOpen();
+    this.connected ??= connectWithin(this.target, options, async ({ signal, note }) => {
+      const client = await this.connection.get();
+      const sender = client.createSender(CONNECT_PROBE_ENTITY);
+      try {
+        await sender.createMessageBatch({ abortSignal: signal });
+      } catch (error) {
+        if (isServiceBusError(error) && error.code === 'MessagingEntityNotFound') return;
+        note(error);
+        throw error;
+      } finally {
+        void sender.close().catch(() => undefined);
+      }
+    }).catch((error: unknown) => {
+      this.connected = undefined;
+      throw error;
+    });
+    return this.connected;
+  }
+
+  /** The queues' LockDuration (option `lockDurationMs`); the SDK renews it while a handler runs. */
+  reservationMs(): number {
+    return this.options.lockDurationMs;
+  }
+
+  async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
+    await this.send(message.queue, this.outgoing(message));
+  }
+
+  /**
+   * Publishes many messages of one queue with `createMessageBatch`, as few
+   * batches as the namespace's size limit allows. Resolves once every batch
+   * was accepted; a message too large for an empty batch is refused.
+   */
+  async publishBatch(messages: readonly OutgoingMessage[]): Promise<void> {
+    this.assertOpen();
+    const byQueue = new Map<string, OutgoingMessage[]>();
+    for (const message of messages) byQueue.set(message.queue, [...(byQueue.get(message.queue) ?? []), message]);
+    for (const [queue, group] of byQueue) {
+      const sender = await this.connection.sender(queue);
+      let batch: ServiceBusMessageBatch = await sender.createMessageBatch();
+      for (const message of group) {
+        const outgoing = this.outgoing(message);
+        if (batch.tryAddMessage(outgoing)) continue;
+        if (batch.count === 0) throw new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`);
+        await sender.sendMessages(batch);
+        batch = await sender.createMessageBatch();
+        if (!batch.tryAddMessage(outgoing)) throw new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`);
+      }
+      if (batch.count > 0) await sender.sendMessages(batch);
+    }
+  }
+
+  async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+    this.assertOpen();
+    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.options }));
+  }
+
+  /** Up to `max` messages from the head of `queue` without locking them (`peekMessages`). */
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    this.assertOpen();
+    const client = await this.connection.get();
+    const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true });
+    try {
+      const peeked = await receiver.peekMessages(max);
+      return peeked.map((m) => (Buffer.isBuffer(m.body) ? m.body : Buffer.from(typeof m.body === 'string' ? m.body : JSON.stringify(m.body))));
+    } finally {
+      await receiver.close();
+    }
+  }
+
+  /** Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones stay. */
+  async purge(queue: string): Promise<number> {
+    this.assertOpen();
+    const client = await this.connection.get();
+    const receiver = client.createReceiver(queue, { receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true });
+    let count = 0;
+    try {
+      for (;;) {
+        const taken = await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 });
+        if (taken.length === 0) return count;
+        count += taken.length;
+      }
+    } finally {
+      await receiver.close();
+    }
+  }
+
+  consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    this.assertOpen();
+    const signal = AbortSignal.any([options.signal, this.stop.signal]);
+    const run = this.run(queue, onDelivery, { ...options, signal });
+    this.running.add(run);
+    return run.finally(() => this.running.delete(run));
+  }
+
+  /** Stops running consume loops (in-flight deliveries settle first), then closes the SDK's client. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.stop.abort();
+      await Promise.allSettled(this.running);
+      await this.connection.close();
+    })();
+    return this.closing;
+  }
+
+  private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    const client = await this.connection.get();
+    const receiver = client.createReceiver(queue, {
+      receiveMode: 'peekLock',
+      skipParsingBodyAsJson: true,
+      maxAutoLockRenewalDurationInMs: this.options.maxLockRenewalMs,
+    });
+    const context = {
+      receiver,
+      send: (target: string, message: ServiceBusMessage) => this.send(target, message),
+      placement: this.options,
+      logger: this.options.logger,
+    };
+    try {
+      await consumeLoop(receiver, (message) => new AsbDelivery(queue, message, context), onDelivery, options, this.options.receiveWaitMs);
+    } finally {
+      await receiver.close().catch(() => undefined);
+    }
+  }
+
+  private outgoing(message: OutgoingMessage): ServiceBusMessage {
+    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.options };
+    if (message.headers !== undefined) out.riders = message.headers;
+    if (message.delayMs !== undefined) out.delayMs = message.delayMs;
+    return toServiceBusMessage(message.body, message.projection, out);
+  }
+
+  private async send(queue: string, message: ServiceBusMessage): Promise<void> {
+    const sender = await this.connection.sender(queue);
+    await sender.sendMessages(message);
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== undefined) throw new TransportClosedError();
+  }
+}

@@ -1,0 +1,70 @@
+import type { PulsarConnection } from './connection.js';
+import { reasonOf } from './connection.js';
+import { PulsarAdminError } from './errors.js';
+import { topicPath, type Topic } from './topics.js';
+
+/** Pulsar's `MessageId.earliest` as the admin API reads a position. */
+const EARLIEST = { ledgerId: -1, entryId: -1, partitionIndex: -1 };
+
+/**
+ * The admin REST calls the binding needs, on the same web service as the
+ * WebSocket API: creating a subscription (so a topic keeps what is published
+ * before its first consumer), peeking a subscription's backlog (browse) and
+ * skipping it (purge), and a start-up probe.
+ */
+export class PulsarAdmin {
+  constructor(private readonly connection: PulsarConnection) {}
+
+  /** Creates `subscription` on `topic` (the topic too, where auto-creation allows), starting at the earliest message; one that exists is left as it is. */
+  async ensureSubscription(topic: Topic, subscription: string, position: 'earliest' | 'latest'): Promise<void> {
+    const res = await this.connection.request(
+      'PUT',
+      `/admin/v2/${topicPath(topic)}/subscription/${encodeURIComponent(subscription)}`,
+      position === 'earliest' ? EARLIEST : undefined,
+    );
+    if (res.status === 409 || (res.status >= 200 && res.status < 300)) return;
+    throw new PulsarAdminError(res.status, `cannot create subscription "${subscription}" on ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
+  }
+
+  /**
+   * The message at `position` (1 = oldest) of the subscription's backlog,
+   * without consuming it; undefined past the end, or when the topic or the
+   * subscription does not exist.
+   */
+  async peek(topic: Topic, subscription: string, position: number): Promise<Buffer | undefined> {
+    const res = await this.connection.request(
+      'GET',
+      `/admin/v2/${topicPath(topic)}/subscription/${encodeURIComponent(subscription)}/position/${position}`,
+    );
+    if (res.status === 404) return undefined;
+    if (res.status !== 200) throw new PulsarAdminError(res.status, `cannot peek ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
+    return res.body;
+  }
+
+  /** How many messages the subscription has not acknowledged yet (0 when the topic or subscription does not exist). */
+  async backlog(topic: Topic, subscription: string): Promise<number> {
+    const res = await this.connection.request('GET', `/admin/v2/${topicPath(topic)}/stats`);
+    if (res.status === 404) return 0;
+    if (res.status !== 200) throw new PulsarAdminError(res.status, `cannot read the stats of ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
+    const stats = JSON.parse(res.body.toString('utf8')) as { subscriptions?: Record<string, { msgBacklog?: number }> };
+    return stats.subscriptions?.[subscription]?.msgBacklog ?? 0;
+  }
+
+  /** Acknowledges the subscription's whole backlog (a topic or subscription that does not exist has none). */
+  async skipAll(topic: Topic, subscription: string): Promise<void> {
+    const res = await this.connection.request('POST', `/admin/v2/${topicPath(topic)}/subscription/${encodeURIComponent(subscription)}/skip_all`);
+    if (res.status === 404 || (res.status >= 200 && res.status < 300)) return;
+    throw new PulsarAdminError(res.status, `cannot purge ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
+  }
+
+  /**
+   * Start-up probe: lists the tenant's namespaces. 200 and 403 (the token is
+   * valid but may not administer the tenant, as a produce/consume role) pass;
+   * 401 is refused credentials and 404 an unknown tenant.
+   */
+  async probe(tenant: string): Promise<void> {
+    const res = await this.connection.request('GET', `/admin/v2/namespaces/${encodeURIComponent(tenant)}`, undefined, 10_000);
+    if (res.status === 200 || res.status === 403) return;
+    throw new PulsarAdminError(res.status, `Pulsar answered HTTP ${res.status} for tenant "${tenant}": ${reasonOf(res.body)}`);
+  }
+}

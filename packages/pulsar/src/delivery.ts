@@ -1,0 +1,231 @@
+import {
+  CapabilityError,
+  DeadLetterWriteError,
+  acceptsEnvelope,
+  decodeEnvelope,
+  nativeSchemaVersion,
+  reconcilePulsarAttempts,
+  withAttempts,
+  type Decision,
+  type Delivery,
+  type HeaderValue,
+  type Logger,
+} from '@babelqueue/core';
+import type { ConsumerCommand, ConsumerMessage } from './frames.js';
+import type { SubscriptionType } from './options.js';
+import type { Send } from './send.js';
+import { editProperties, PulsarProperty } from './properties.js';
+
+/** What a delivery needs from its consume loop. */
+export interface DeliveryContext {
+  /** The subscription's type: Pulsar honours a delivery delay only on Shared and Key_Shared. */
+  readonly subscriptionType: SubscriptionType;
+  /** Sends a message to a queue (or full topic name); resolves once the broker stored it. */
+  send(queue: string, message: Send): Promise<void>;
+  /** Sends a command on the loop's current consumer socket; false when none is open. */
+  command(command: ConsumerCommand): boolean;
+  /** Aborted when the loop stops: a retry still waiting out its delay is left unsettled. */
+  readonly stopping: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** Properties a dead-letter record never carries over from the delivery. */
+const NOT_ON_RECORDS = [PulsarProperty.DELAY];
+/** A version-gated record keeps the routing properties except these (seed 002). */
+const NOT_ON_GATED = [PulsarProperty.ATTEMPTS, PulsarProperty.SCHEMA_VERSION, PulsarProperty.DELAY];
+
+/**
+ * One message from a Pulsar subscription. Settled exactly once, by message id,
+ * on the consume loop's current WebSocket: acknowledged, negatively
+ * acknowledged (redelivered after the configured delay), or, for a retry,
+ * re-published to the same topic and acknowledged only after the copy is
+ * stored. With no socket open at that moment the settlement is skipped and
+ * logged: Pulsar redelivers the message (at-least-once), nothing is acked that
+ * was not handled.
+ */
+export class PulsarDelivery implements Delivery {
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  readonly nativeSchemaVersion?: string;
+  /** Pulsar's message id (base64), the handle of every settlement. */
+  readonly messageId: string;
+  /** 0 on a first delivery; advanced by a negative acknowledgement on Shared and Key_Shared. */
+  readonly redeliveryCount: number;
+  /** When the broker stored the message (ms since the epoch), or undefined if it did not say. */
+  readonly publishTime: number | undefined;
+  private readonly properties: Readonly<Record<string, string>>;
+  private settled = false;
+  private envelope: boolean | undefined;
+
+  constructor(
+    readonly queue: string,
+    frame: ConsumerMessage,
+    private readonly context: DeliveryContext,
+  ) {
+    this.messageId = frame.messageId;
+    this.body = Buffer.from(frame.payload, 'base64');
+    this.properties = { ...(frame.properties ?? {}) };
+    this.headers = this.properties;
+    this.redeliveryCount = typeof frame.redeliveryCount === 'number' ? frame.redeliveryCount : 0;
+    const stored = frame.publishTime === undefined ? Number.NaN : Date.parse(frame.publishTime);
+    this.publishTime = Number.isFinite(stored) ? stored : undefined;
+    const version = nativeSchemaVersion(this.properties[PulsarProperty.SCHEMA_VERSION]);
+    if (version !== undefined) this.nativeSchemaVersion = version;
+  }
+
+  /**
+   * Pulsar: `max(body.attempts, redeliveryCount)` (0-based, no −1). A body
+   * that carries no count (poison on the bounded retry) is counted by the
+   * `bq-attempts` property its retry copies carry, or it would loop for ever:
+   * a re-published copy starts again at redelivery count 0.
+   */
+  reconcileAttempts(bodyAttempts: number): number {
+    const reconciled = reconcilePulsarAttempts(bodyAttempts, this.redeliveryCount);
+    if (bodyAttempts !== 0) return reconciled;
+    const carried = reconcilePulsarAttempts(0, this.properties[PulsarProperty.ATTEMPTS]);
+    return carried > reconciled && !this.isEnvelope() ? carried : reconciled;
+  }
+
+  async settle(decision: Decision): Promise<void> {
+    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    switch (decision.kind) {
+      case 'ack':
+      case 'drop':
+        this.finish('acknowledge');
+        return;
+      case 'retry':
+        return this.retry(decision.attempts, decision.delayMs);
+      case 'dead-letter':
+        return this.deadLetter(decision.queue, decision.record, decision.reason);
+      case 'unsettled':
+        if (this.context.stopping.aborted) {
+          // Shutting down: the socket closes once in-flight deliveries are done
+          // and Pulsar hands the message on as it is, without counting a
+          // redelivery as a negative acknowledgement would on Shared.
+          this.settled = true;
+          return;
+        }
+        this.finish('negativeAcknowledge');
+        return;
+      case 'native-dead-letter':
+        this.finish('negativeAcknowledge');
+        throw new CapabilityError('Pulsar has no native dead-letter queue the binding hands messages to');
+    }
+  }
+
+  /**
+   * Called by the consume loop once the runtime is done with the delivery: one
+   * the runtime never settled (it threw) is negatively acknowledged, so it is
+   * redelivered instead of staying with this consumer until it disconnects.
+   */
+  abandon(): boolean {
+    if (this.settled) return false;
+    this.finish('negativeAcknowledge');
+    return true;
+  }
+
+  /**
+   * Re-publish to the same topic with the new attempts in the body (a surgical
+   * edit of the raw bytes; a poison body travels unchanged) and in
+   * `bq-attempts`, every other property kept; ack the original only once the
+   * copy is stored, nack it if the publish failed. Pulsar delays delivery only
+   * on Shared and Key_Shared subscriptions, so on the others the delivery
+   * waits out the delay here before the copy is sent.
+   */
+  private async retry(attempts: number, delayMs: number): Promise<void> {
+    const brokerDelays = this.context.subscriptionType === 'Shared' || this.context.subscriptionType === 'Key_Shared';
+    const delay = delayMs > 0 && brokerDelays ? Math.ceil(delayMs) : 0;
+    if (delayMs > 0 && !brokerDelays && !(await pause(delayMs, this.context.stopping))) {
+      this.settled = true;
+      this.context.logger.info({ queue: this.queue }, 'stopped while a retry waited out its delay; Pulsar redelivers the message');
+      return;
+    }
+    const body = this.isEnvelope() ? withAttempts(this.body, attempts) : this.body;
+    const properties = editProperties(
+      this.properties,
+      { [PulsarProperty.ATTEMPTS]: String(attempts), ...(delay > 0 ? { [PulsarProperty.DELAY]: String(delay) } : {}) },
+      delay > 0 ? [] : [PulsarProperty.DELAY],
+    );
+    try {
+      await this.context.send(this.queue, { body, properties, delayMs: delay });
+    } catch (error) {
+      this.finish('negativeAcknowledge');
+      throw error;
+    }
+    this.finish('acknowledge');
+  }
+
+  /**
+   * Write the record to the DLQ, stored, then ack. The record keeps the
+   * delivery's routing properties; `bq-attempts` follows the record's own
+   * top-level attempts, and a version-gated record (the raw body) carries
+   * neither `bq-attempts` nor `bq-schema-version`. A failed write leaves the
+   * delivery untouched and throws; the runtime then leaves it unsettled.
+   */
+  private async deadLetter(queue: string, record: Buffer, reason: Extract<Decision, { kind: 'dead-letter' }>['reason']): Promise<void> {
+    let properties: Record<string, string>;
+    if (reason === 'version_gate') {
+      properties = editProperties(this.properties, {}, NOT_ON_GATED);
+    } else {
+      const attempts = topLevelAttempts(record);
+      const drop = reason === 'poison' ? [...NOT_ON_RECORDS, PulsarProperty.SCHEMA_VERSION] : NOT_ON_RECORDS;
+      properties = attempts === undefined
+        ? editProperties(this.properties, {}, [...drop, PulsarProperty.ATTEMPTS])
+        : editProperties(this.properties, { [PulsarProperty.ATTEMPTS]: String(attempts) }, drop);
+    }
+    try {
+      await this.context.send(queue, { body: record, properties });
+    } catch (cause) {
+      throw new DeadLetterWriteError(queue, { cause });
+    }
+    this.finish('acknowledge');
+  }
+
+  private finish(how: 'acknowledge' | 'negativeAcknowledge'): void {
+    this.settled = true;
+    const command: ConsumerCommand = how === 'acknowledge'
+      ? { messageId: this.messageId }
+      : { type: 'negativeAcknowledge', messageId: this.messageId };
+    if (!this.context.command(command)) {
+      this.context.logger.warn(
+        { queue: this.queue, settle: how },
+        'the consumer WebSocket is down; the settlement is skipped and Pulsar redelivers the message',
+      );
+    }
+  }
+
+  /** True when the body is an accepted envelope (decoded once, only when needed). */
+  private isEnvelope(): boolean {
+    this.envelope ??= acceptsEnvelope(decodeEnvelope(this.body, ignoreWarnings));
+    return this.envelope;
+  }
+}
+
+/** The record's top-level `attempts` when it is a non-negative integer. */
+function topLevelAttempts(record: Buffer): number | undefined {
+  try {
+    const attempts = (JSON.parse(record.toString('utf8')) as { attempts?: unknown }).attempts;
+    return typeof attempts === 'number' && Number.isSafeInteger(attempts) && attempts >= 0 ? attempts : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits `ms`; false when `signal` aborted first. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Decode warnings were reported when the delivery was classified; the binding's own look does not repeat them. */
+function ignoreWarnings(): void {}

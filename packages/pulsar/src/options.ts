@@ -1,0 +1,156 @@
+import type { ConnectionOptions as TlsOptions } from 'node:tls';
+import { ConfigurationError, type Logger } from '@babelqueue/core';
+import { parsePulsarUrl, redactUrl } from './url.js';
+
+/** Pulsar's subscription types. */
+export type SubscriptionType = 'Shared' | 'Key_Shared' | 'Exclusive' | 'Failover';
+const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'];
+
+/** A JWT, or a function that returns the current one (called for every new connection). */
+export type TokenSource = string | (() => string | Promise<string>);
+
+/** Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`. */
+export interface ReconnectOptions {
+  /** Default 100 ms. */
+  readonly initialDelayMs?: number;
+  /** Default 5000 ms. */
+  readonly maxDelayMs?: number;
+  /** Default 2. */
+  readonly multiplier?: number;
+}
+
+/** Options of {@link PulsarTransport}. */
+export interface PulsarTransportOptions {
+  /**
+   * `pulsar://host:6650` (the Python SDK's spelling; the web service is derived
+   * as `http://host:8080`), `pulsar+ssl://host:6651` (TLS, `https://host:8443`),
+   * or the web service itself, `http(s)://host:port`. Query parameters: `http`,
+   * `token`, `tenant`, `namespace`, `subscription`, `subscriptionType`; an
+   * option given here wins over the URL's.
+   */
+  readonly url: string;
+  /** The broker's web service (admin + WebSocket API), when it is not the derived one. */
+  readonly webServiceUrl?: string;
+  /** A JWT for `Authorization: Bearer` on every WebSocket and admin request. Default: the URL's `token`. */
+  readonly token?: TokenSource;
+  /** Default `public`. */
+  readonly tenant?: string;
+  /** Default `default`. */
+  readonly namespace?: string;
+  /** The subscription consumers attach to (and publishers create, see {@link createSubscription}). Default `babelqueue`. */
+  readonly subscription?: string;
+  /** Default `Shared`. */
+  readonly subscriptionType?: SubscriptionType;
+  /**
+   * Where a subscription that does not exist yet starts: `earliest` (default),
+   * so a queue's first consumer also gets what was published before it, or `latest`.
+   */
+  readonly initialPosition?: 'earliest' | 'latest';
+  /**
+   * Before its first publish to a topic, the transport creates the subscription
+   * there (admin API, once per topic), so what is published before any consumer
+   * attaches is kept, as on a queue. Default true. A subscription nobody
+   * consumes keeps its backlog: use the consumers' subscription name.
+   */
+  readonly createSubscription?: boolean;
+  /** The WebSocket proxy's receiver queue per consumer (messages prefetched from the broker). Default: the consume loop's concurrency. */
+  readonly receiverQueueSize?: number;
+  /** How long Pulsar waits before redelivering a negatively acknowledged message. Default 1000 ms. */
+  readonly negativeAckRedeliveryDelayMs?: number;
+  /** How long a publish waits for its send receipt before failing. Default 30,000 ms. */
+  readonly sendTimeoutMs?: number;
+  /** Reconnect backoff after a lost WebSocket. */
+  readonly reconnect?: ReconnectOptions;
+  /** TLS options for `pulsar+ssl://` / `https://` (ca, cert, key, servername, rejectUnauthorized, …). */
+  readonly tls?: TlsOptions;
+  /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and tokens are never logged. */
+  readonly logger?: Logger;
+}
+
+/** The options with every default filled in. */
+export interface ResolvedOptions {
+  readonly webServiceUrl: URL;
+  /** The masked URL as given, for `target`. */
+  readonly shownUrl: string;
+  readonly token: TokenSource | undefined;
+  readonly tenant: string;
+  readonly namespace: string;
+  readonly subscription: string;
+  readonly subscriptionType: SubscriptionType;
+  readonly initialPosition: 'earliest' | 'latest';
+  readonly createSubscription: boolean;
+  readonly receiverQueueSize: number | undefined;
+  readonly negativeAckRedeliveryDelayMs: number;
+  readonly sendTimeoutMs: number;
+  readonly reconnect: Required<ReconnectOptions>;
+  readonly tls: TlsOptions | undefined;
+  readonly logger: Logger;
+}
+
+/** Checks every option and fills in the defaults; a bad value is a {@link ConfigurationError}. */
+export function resolveOptions(options: PulsarTransportOptions, logger: Logger): ResolvedOptions {
+  if (options === null || typeof options !== 'object' || typeof options.url !== 'string') {
+    throw new ConfigurationError('PulsarTransport needs options with a url (pulsar://host:6650)');
+  }
+  const parsed = parsePulsarUrl(options.url);
+  const web = options.webServiceUrl === undefined ? parsed.webServiceUrl : parsePulsarUrl(options.webServiceUrl).webServiceUrl;
+  const subscriptionType = options.subscriptionType ?? parsed.subscriptionType ?? 'Shared';
+  if (!SUBSCRIPTION_TYPES.includes(subscriptionType)) {
+    throw new ConfigurationError(`subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${String(subscriptionType)}`);
+  }
+  const initialPosition = options.initialPosition ?? 'earliest';
+  if (initialPosition !== 'earliest' && initialPosition !== 'latest') {
+    throw new ConfigurationError(`initialPosition must be "earliest" or "latest", got ${String(initialPosition)}`);
+  }
+  const token = options.token ?? parsed.token;
+  if (token !== undefined && !(typeof token === 'function' || (typeof token === 'string' && token.trim() !== ''))) {
+    throw new ConfigurationError('token must be a non-blank string or a function that returns one');
+  }
+  const resolved: ResolvedOptions = {
+    webServiceUrl: web,
+    shownUrl: redactUrl(options.url),
+    token,
+    tenant: name('tenant', options.tenant ?? parsed.tenant ?? 'public'),
+    namespace: name('namespace', options.namespace ?? parsed.namespace ?? 'default'),
+    subscription: name('subscription', options.subscription ?? parsed.subscription ?? 'babelqueue'),
+    subscriptionType,
+    initialPosition,
+    createSubscription: options.createSubscription ?? true,
+    receiverQueueSize: options.receiverQueueSize,
+    negativeAckRedeliveryDelayMs: options.negativeAckRedeliveryDelayMs ?? 1000,
+    sendTimeoutMs: options.sendTimeoutMs ?? 30_000,
+    reconnect: {
+      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
+      multiplier: options.reconnect?.multiplier ?? 2,
+    },
+    tls: options.tls,
+    logger,
+  };
+  for (const [key, value] of [
+    ['negativeAckRedeliveryDelayMs', resolved.negativeAckRedeliveryDelayMs],
+    ['reconnect.initialDelayMs', resolved.reconnect.initialDelayMs],
+    ['reconnect.maxDelayMs', resolved.reconnect.maxDelayMs],
+    ['reconnect.multiplier', resolved.reconnect.multiplier],
+  ] as const) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw new ConfigurationError(`${key} must be a finite number >= 0, got ${String(value)}`);
+    }
+  }
+  if (!(Number.isInteger(resolved.sendTimeoutMs) && resolved.sendTimeoutMs > 0)) {
+    throw new ConfigurationError(`sendTimeoutMs must be a positive integer, got ${String(resolved.sendTimeoutMs)}`);
+  }
+  const queueSize = resolved.receiverQueueSize;
+  if (queueSize !== undefined && !(Number.isInteger(queueSize) && queueSize >= 1 && queueSize <= 1000)) {
+    throw new ConfigurationError(`receiverQueueSize must be an integer from 1 to 1000, got ${String(queueSize)}`);
+  }
+  return resolved;
+}
+
+/** A tenant, namespace or subscription name: non-blank, no `/` (it is a path segment). */
+function name(what: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.includes('/')) {
+    throw new ConfigurationError(`${what} must be a non-blank name without "/", got ${JSON.stringify(value)}`);
+  }
+  return value;
+}

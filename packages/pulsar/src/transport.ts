@@ -1,0 +1,206 @@
+import {
+  ConnectError,
+  connectWithin,
+  consoleLogger,
+  type BindingRules,
+  type ConnectOptions,
+  type ConsumeOptions,
+  type Delivery,
+  type OutgoingMessage,
+  type Transport,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import { PulsarAdmin } from './admin.js';
+import { isConfigurationFailure, PulsarConnection } from './connection.js';
+import { ConsumeLoop } from './consume-loop.js';
+import { PulsarAdminError, TransportClosedError } from './errors.js';
+import { resolveOptions, type PulsarTransportOptions, type ResolvedOptions } from './options.js';
+import { Producers } from './producer.js';
+import type { Send } from './send.js';
+import { publishProperties } from './properties.js';
+import { PULSAR_CAPABILITIES, PULSAR_RULES } from './rules.js';
+import { topicOf, type Topic } from './topics.js';
+
+/**
+ * The Apache Pulsar binding over Pulsar's WebSocket API (served by the broker's
+ * web service; the native client cannot be installed everywhere, and `ws` is
+ * all this needs).
+ *
+ * - Publishes the envelope bytes to `persistent://<tenant>/<namespace>/<queue>`
+ *   with the `bq-` string properties, and resolves only on the broker's send
+ *   receipt (the message is stored). Delays ride `deliverAfterMs` and `bq-delay`.
+ * - Consumes a subscription (`babelqueue`, Shared, by default) in pull mode with
+ *   at most `concurrency` messages in flight, reconnecting when the socket drops.
+ * - Executes settlement decisions: a retry re-publishes the copy with the new
+ *   attempts and acknowledges the original once the copy is stored; a
+ *   dead-letter record is stored in `<queue>.dlq` before the ack.
+ */
+export class PulsarTransport implements Transport {
+  readonly rules: BindingRules = PULSAR_RULES;
+  readonly capabilities: TransportCapabilities = PULSAR_CAPABILITIES;
+  readonly target: string;
+  private readonly options: ResolvedOptions;
+  private readonly connection: PulsarConnection;
+  private readonly admin: PulsarAdmin;
+  private readonly producers: Producers;
+  /** Topics whose subscription this transport has created (or found), so a publish asks only once. */
+  private readonly subscribed = new Map<string, Promise<void>>();
+  private readonly stop = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+  private connected = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: PulsarTransportOptions) {
+    this.options = resolveOptions(options, options?.logger ?? consoleLogger());
+    this.connection = new PulsarConnection(this.options);
+    this.admin = new PulsarAdmin(this.connection);
+    this.producers = new Producers(this.connection, this.options.sendTimeoutMs, this.options.logger);
+    const { shownUrl, webServiceUrl, subscription, subscriptionType } = this.options;
+    const web = shownUrl.startsWith('http') ? '' : ` via ${webServiceUrl.origin}`;
+    this.target = `${shownUrl}${web} (subscription ${subscription}, ${subscriptionType})`;
+  }
+
+  /**
+   * Checks that the web service answers and takes the credentials (an admin
+   * API read; a token that may not administer the tenant still passes). A
+   * refused token or an unknown tenant fails at once; an unreachable broker
+   * fails when `timeoutMs` runs out, naming the last error.
+   */
+  async connect(options: ConnectOptions): Promise<void> {
+    this.assertOpen();
+    if (this.connected) return;
+    await connectWithin(this.target, options, async ({ signal, note }) => {
+      for (let failures = 1; ; failures++) {
+        try {
+          await this.admin.probe(this.options.tenant);
+          this.connected = true;
+          return;
+        } catch (error) {
+          if (error instanceof PulsarAdminError || isConfigurationFailure(error)) {
+            throw new ConnectError(this.target, (error as Error).message, { cause: error });
+          }
+          note(error);
+          await sleep(Math.min(1000, 100 * failures), signal);
+          if (signal.aborted) return;
+        }
+      }
+    });
+  }
+
+  /**
+   * Publishes one envelope; resolves once Pulsar stored it (its send receipt
+   * said `ok`). Rejects with a clear error when the broker refuses it or cannot
+   * be reached; a publish is never queued through an outage.
+   */
+  async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
+    const delayMs = message.delayMs ?? 0;
+    await this.send(message.queue, {
+      body: message.body,
+      properties: publishProperties(message.projection, message.headers, delayMs),
+      delayMs,
+    });
+  }
+
+  /** Writes `body` as is to `queue` (a DLQ record, a redrive), stored before it resolves; `headers` ride the properties. */
+  async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+    this.assertOpen();
+    await this.send(queue, { body, properties: { ...headers } });
+  }
+
+  /**
+   * Reads up to `max` bodies from the head of the subscription's backlog
+   * without consuming them (the admin API's peek). A topic or subscription that
+   * does not exist reads as empty.
+   */
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    this.assertOpen();
+    const topic = this.topic(queue);
+    const bodies: Buffer[] = [];
+    for (let position = 1; position <= max; position++) {
+      const body = await this.admin.peek(topic, this.options.subscription, position);
+      if (body === undefined) break;
+      bodies.push(body);
+    }
+    return bodies;
+  }
+
+  /** Acknowledges the subscription's whole backlog; resolves with how many it held (0 for a missing topic). */
+  async purge(queue: string): Promise<number> {
+    this.assertOpen();
+    const topic = this.topic(queue);
+    const count = await this.admin.backlog(topic, this.options.subscription);
+    if (count > 0) await this.admin.skipAll(topic, this.options.subscription);
+    return count;
+  }
+
+  /** Consumes `queue` until the signal aborts or a drain limit is reached. */
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    this.assertOpen();
+    const loop = new ConsumeLoop(
+      {
+        connection: this.connection,
+        options: this.options,
+        logger: this.options.logger,
+        send: (target, message) => this.send(target, message),
+      },
+      queue,
+      this.topic(queue),
+      onDelivery,
+      options,
+    );
+    const run = loop.run(this.stop.signal);
+    this.running.add(run);
+    try {
+      await run;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  /** Stops the consume loops (in-flight deliveries settle first), then closes every WebSocket. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.stop.abort();
+      await Promise.allSettled(this.running);
+      this.producers.close();
+    })();
+    return this.closing;
+  }
+
+  /** The topic of a queue name (or a full topic name). */
+  topic(queue: string): Topic {
+    return topicOf(queue, this.options.tenant, this.options.namespace);
+  }
+
+  private async send(queue: string, message: Send): Promise<void> {
+    const topic = this.topic(queue);
+    if (this.options.createSubscription) await this.ensureSubscription(topic);
+    await this.producers.send(topic, message);
+  }
+
+  /** Creates the subscription on a topic before its first publish here (once; a failure is tried again next time). */
+  private ensureSubscription(topic: Topic): Promise<void> {
+    let pending = this.subscribed.get(topic.name);
+    if (pending === undefined) {
+      pending = this.admin.ensureSubscription(topic, this.options.subscription, this.options.initialPosition);
+      this.subscribed.set(topic.name, pending);
+      pending.catch(() => this.subscribed.delete(topic.name));
+    }
+    return pending;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new TransportClosedError();
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

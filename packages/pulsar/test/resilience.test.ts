@@ -1,0 +1,134 @@
+// Connection loss without restarting the shared lab Pulsar (other suites use
+// it, and a start takes about 50 s): a TCP proxy in front of the web service
+// cuts every WebSocket and refuses new ones for a while, as a broker restart
+// would, then lets them through again. A real restart is the reliability
+// suite's business.
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { createApp, silentLogger } from '@babelqueue/core';
+import { PulsarTransport, PulsarUnavailableError } from '@babelqueue/pulsar';
+import { CuttableProxy } from '../../rabbitmq/test/support/proxy.js';
+import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
+
+const URN = 'urn:babel:orders:created';
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }, () => {
+  const url = lab.url!;
+  const raw = new RawPulsar(url);
+  const created: string[] = [];
+  after(() => raw.cleanup(created));
+
+  const web = new URL(url);
+  const proxyOf = () => new CuttableProxy({ host: web.hostname, port: Number(web.port || 8080) });
+
+  it('the broker goes away mid-stream and refuses reconnects for a while: the consumer resumes and nothing is lost', async () => {
+    const q = uniqueQueue('bq-pulsar-cut');
+    created.push(q);
+    const total = 60;
+    const producer = new PulsarTransport({ url, logger: silentLogger });
+    const ids = new Set<string>();
+    for (let i = 0; i < total; i++) {
+      const { body, projection } = envelope(URN, { i }, q);
+      ids.add(projection.messageId);
+      await producer.publish({ body, queue: q, projection });
+    }
+    await producer.close();
+
+    const proxy = proxyOf();
+    await proxy.start();
+    const logger = captureLogger();
+    const transport = new PulsarTransport({
+      url: `http://127.0.0.1:${proxy.port}`,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+      negativeAckRedeliveryDelayMs: 100,
+      logger,
+    });
+    const app = createApp({ transport, queue: q, logger });
+    const handled = new Set<string>();
+    let cut = false;
+    let release!: () => void;
+    const afterCut = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    app.handle(URN, async (_data, message) => {
+      // Two handlers run across the outage: they settle after the reconnect,
+      // on the new socket.
+      if (!cut && handled.size >= 20 && held < 2) {
+        held += 1;
+        await afterCut;
+      }
+      await sleep(2);
+      handled.add(message.id);
+    });
+    const stop = new AbortController();
+    const running = app.run({ concurrency: 4, signal: stop.signal });
+    try {
+      await until('20 handled and 2 held', () => handled.size >= 20 && held === 2);
+      await proxy.down();
+      cut = true;
+      await until('the loss noticed', () => /consumer WebSocket lost; reconnecting/.test(logger.text()));
+      await until('two refused reconnects', () => logger.lines.filter((l) => /cannot open the Pulsar consumer WebSocket/.test(l.message)).length >= 2);
+      await proxy.start();
+      release();
+      await until(`all ${total} handled`, () => handled.size === total);
+      await until('the backlog acknowledged', async () => (await raw.backlog(q)) === 0);
+    } finally {
+      release();
+      stop.abort();
+      await running;
+      await proxy.down();
+    }
+    assert.deepEqual([...handled].sort(), [...ids].sort());
+    assert.match(logger.text(), /Pulsar consumer WebSocket reconnected/);
+  });
+
+  it('a publish while the broker is away rejects at once with PulsarUnavailableError; after it is back, publishing works', async () => {
+    const q = uniqueQueue('bq-pulsar-pub-cut');
+    created.push(q);
+    const proxy = proxyOf();
+    await proxy.start();
+    const transport = new PulsarTransport({ url: `http://127.0.0.1:${proxy.port}`, logger: silentLogger });
+    const app = createApp({ transport, queue: q, logger: silentLogger });
+    try {
+      await app.publish(URN, { n: 1 });
+      await proxy.down();
+      await assert.rejects(app.publish(URN, { n: 2 }), (error: Error) => {
+        assert.ok(error instanceof PulsarUnavailableError || error.name === 'PublishNotConfirmedError', `${error.name}: ${error.message}`);
+        return true;
+      });
+      await proxy.start();
+      await app.publish(URN, { n: 3 });
+    } finally {
+      await app.close();
+      await proxy.down();
+    }
+    const got = await raw.take(q, 2);
+    assert.deepEqual(got.map((m) => JSON.parse(m.body.toString('utf8')).data.n), [1, 3]);
+  });
+
+  it('close() does not wait for a WebSocket handshake that never ends (a black-holed broker)', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket)); // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const transport = new PulsarTransport({ url: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, logger: silentLogger });
+    try {
+      const consuming = transport.consume(uniqueQueue('bq-pulsar-blackhole'), async () => undefined, { concurrency: 1, signal: new AbortController().signal });
+      await until('the handshake under way', () => sockets.size > 0);
+      const closed = transport.close().then(() => 'closed');
+      const verdict = await Promise.race([closed, sleep(10_000).then(() => 'still waiting')]);
+      assert.equal(verdict, 'closed', 'close() returned while the handshake still hung');
+      await consuming;
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  });
+});

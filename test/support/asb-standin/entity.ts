@@ -1,0 +1,301 @@
+// One Service Bus entity of the stand-in: a queue, or its `$DeadLetterQueue`
+// sub-queue. It holds messages in sequence-number order, locks them for
+// PeekLock receivers, counts failed deliveries the way Service Bus puts them
+// on the wire (AMQP `delivery-count`: 0 on the first delivery), and moves a
+// message whose count reaches MaxDeliveryCount to the dead-letter sub-queue.
+import {
+  encodeSections,
+  entryValue,
+  headerFields,
+  headerSection,
+  mapEntries,
+  mapSection,
+  newLockToken,
+  SECTION,
+  setEntry,
+  splitSections,
+  tokenText,
+  types,
+  withMessageId,
+  type Entries,
+  type HeaderFields,
+  type Section,
+} from './wire.js';
+
+/** What an entity is configured with (Service Bus defaults unless set). */
+export interface QueueConfig {
+  /** Deliveries before the broker dead-letters a message itself (Service Bus default 10). */
+  maxDeliveryCount: number;
+  /** How long a PeekLock lock lasts (Service Bus default 60 s). */
+  lockDurationMs: number;
+  /** `SendDisabled` refuses sends (a failed write); `Active` is normal. */
+  status: 'Active' | 'SendDisabled';
+}
+
+export const DEFAULT_CONFIG: QueueConfig = { maxDeliveryCount: 10, lockDurationMs: 60_000, status: 'Active' };
+
+/** A message as the entity keeps it. */
+export interface StoredMessage {
+  readonly sequenceNumber: number;
+  readonly header: HeaderFields;
+  /** Message annotations as sent, plus the ones the broker adds (dead-letter source). */
+  annotations: Entries;
+  /** Application properties, typed as sent (edited by abandon/dead-letter properties-to-modify). */
+  applicationProperties: Entries | undefined;
+  /** Every other section (properties, body, footer), byte for byte. */
+  readonly rest: Section[];
+  readonly enqueuedAt: number;
+  /** Not deliverable before this time (scheduled enqueue time). */
+  visibleAt: number;
+  /** The wire delivery-count: failed deliveries so far (abandons, expired locks). */
+  deliveryCount: number;
+  deferred: boolean;
+  lock: { token: Buffer; until: number } | undefined;
+}
+
+/** Settlement refused because the lock is gone (expired, or settled already). */
+export class LockLostError extends Error {
+  readonly condition = 'com.microsoft:message-lock-lost';
+}
+
+export class Entity {
+  private readonly messages = new Map<number, StoredMessage>();
+  private readonly locks = new Map<string, StoredMessage>();
+  private nextSequence = 1;
+
+  /**
+   * @param name - the entity path as clients address it (`orders`, `orders/$DeadLetterQueue`)
+   * @param config - shared with the dead-letter sub-queue
+   * @param deadLetter - where MaxDeliveryCount and explicit dead-letters move a message (absent on a DLQ)
+   */
+  constructor(
+    readonly name: string,
+    readonly config: QueueConfig,
+    readonly deadLetter?: Entity,
+  ) {}
+
+  /** Enqueues one encoded message (honouring `x-opt-scheduled-enqueue-time`); returns its sequence number. */
+  enqueue(bytes: Buffer, now: number, extraAnnotations: Entries = []): number {
+    const sections = splitSections(bytes);
+    const annotations = mapEntries(sections.find((s) => s.code === SECTION.messageAnnotations));
+    for (const [key, value] of extraAnnotations) setEntry(annotations, key, value);
+    const scheduled = entryValue(annotations, 'x-opt-scheduled-enqueue-time');
+    const appProps = sections.find((s) => s.code === SECTION.applicationProperties);
+    const sequenceNumber = this.nextSequence++;
+    this.messages.set(sequenceNumber, {
+      sequenceNumber,
+      header: headerFields(sections.find((s) => s.code === SECTION.header)),
+      annotations,
+      applicationProperties: appProps === undefined ? undefined : mapEntries(appProps),
+      rest: withMessageId(sections.filter((s) => !OWNED.has(s.code))),
+      enqueuedAt: now,
+      visibleAt: scheduledTime(scheduled) ?? now,
+      deliveryCount: 0,
+      deferred: false,
+      lock: undefined,
+    });
+    return sequenceNumber;
+  }
+
+  /** Removes a scheduled message that is not yet visible. */
+  cancelScheduled(sequenceNumber: number, now: number): boolean {
+    const message = this.messages.get(sequenceNumber);
+    if (message === undefined || message.visibleAt <= now) return false;
+    this.messages.delete(sequenceNumber);
+    return true;
+  }
+
+  /**
+   * The next deliverable message: visible, not locked, not deferred. In
+   * PeekLock mode it is locked; in ReceiveAndDelete mode it is removed.
+   */
+  take(peekLock: boolean, now: number): StoredMessage | undefined {
+    for (const message of this.messages.values()) {
+      if (message.lock !== undefined || message.deferred || message.visibleAt > now) continue;
+      if (peekLock) {
+        message.lock = { token: newLockToken(), until: now + this.config.lockDurationMs };
+        this.locks.set(tokenText(message.lock.token), message);
+      } else {
+        this.messages.delete(message.sequenceNumber);
+      }
+      return message;
+    }
+    return undefined;
+  }
+
+  /** The bytes a receiver gets: the broker's header and annotations, the sender's sections unchanged. */
+  compose(message: StoredMessage): Buffer {
+    const annotations: Entries = message.annotations.map(([k, v]) => [k, v]);
+    setEntry(annotations, types.wrap_symbol('x-opt-sequence-number'), types.wrap_long(message.sequenceNumber));
+    setEntry(annotations, types.wrap_symbol('x-opt-enqueued-time'), types.wrap_timestamp(message.enqueuedAt));
+    if (message.lock !== undefined) {
+      setEntry(annotations, types.wrap_symbol('x-opt-lock-token'), types.wrap_uuid(message.lock.token));
+      setEntry(annotations, types.wrap_symbol('x-opt-locked-until'), types.wrap_timestamp(message.lock.until));
+    }
+    if (message.deferred) setEntry(annotations, types.wrap_symbol('x-opt-message-state'), types.wrap_int(1));
+    else if (message.visibleAt > Date.now()) setEntry(annotations, types.wrap_symbol('x-opt-message-state'), types.wrap_int(2));
+    const sections: Section[] = [
+      headerSection(message.header, message.deliveryCount),
+      mapSection(SECTION.messageAnnotations, annotations),
+      ...message.rest,
+    ];
+    if (message.applicationProperties !== undefined) {
+      sections.push(mapSection(SECTION.applicationProperties, message.applicationProperties));
+    }
+    return encodeSections(sections);
+  }
+
+  /** Complete: the message is gone. */
+  complete(token: Buffer): void {
+    const message = this.locked(token);
+    this.unlock(message);
+    this.messages.delete(message.sequenceNumber);
+  }
+
+  /** Abandon: unlocked, one more failed delivery; at MaxDeliveryCount moved to the dead-letter sub-queue. */
+  abandon(token: Buffer, now: number, propertiesToModify?: Entries): void {
+    const message = this.locked(token);
+    this.modify(message, propertiesToModify);
+    this.unlock(message);
+    this.failedDelivery(message, now);
+  }
+
+  /** Released (AMQP `released`): unlocked without counting a failed delivery. */
+  release(token: Buffer): void {
+    this.unlock(this.locked(token));
+  }
+
+  /** Defer: kept, but never handed to an ordinary receiver again. */
+  defer(token: Buffer, propertiesToModify?: Entries): void {
+    const message = this.locked(token);
+    this.modify(message, propertiesToModify);
+    this.unlock(message);
+    message.deferred = true;
+  }
+
+  /** Explicit dead-letter with reason and description (application properties `DeadLetterReason`, `DeadLetterErrorDescription`). */
+  deadLetterMessage(token: Buffer, now: number, reason: unknown, description: unknown, propertiesToModify?: Entries): void {
+    const message = this.locked(token);
+    this.modify(message, propertiesToModify);
+    this.unlock(message);
+    this.moveToDeadLetter(message, now, reason, description);
+  }
+
+  /** Renews a lock for another lock duration; returns the new expiry. */
+  renew(token: Buffer, now: number): number {
+    const message = this.locked(token);
+    message.lock!.until = now + this.config.lockDurationMs;
+    return message.lock!.until;
+  }
+
+  /** Expires due locks (each counts as a failed delivery); returns whether anything changed. */
+  expireLocks(now: number): boolean {
+    let changed = false;
+    for (const message of [...this.locks.values()]) {
+      if (message.lock!.until > now) continue;
+      this.unlock(message);
+      this.failedDelivery(message, now);
+      changed = true;
+    }
+    return changed;
+  }
+
+  /** The earliest future time something becomes due here (a lock expiry or a scheduled message). */
+  nextDeadline(now: number): number | undefined {
+    let next: number | undefined;
+    for (const message of this.messages.values()) {
+      const due = message.lock?.until ?? (message.visibleAt > now ? message.visibleAt : undefined);
+      if (due !== undefined && (next === undefined || due < next)) next = due;
+    }
+    return next;
+  }
+
+  /** Up to `count` messages from `fromSequence` on, without locking (peek). */
+  peek(fromSequence: number, count: number): StoredMessage[] {
+    return [...this.messages.values()].filter((m) => m.sequenceNumber >= fromSequence).slice(0, count);
+  }
+
+  /** Counts for the control node and log lines. */
+  counts(now: number): { active: number; locked: number; scheduled: number; deferred: number } {
+    let active = 0;
+    let locked = 0;
+    let scheduled = 0;
+    let deferred = 0;
+    for (const message of this.messages.values()) {
+      if (message.lock !== undefined) locked++;
+      else if (message.deferred) deferred++;
+      else if (message.visibleAt > now) scheduled++;
+      else active++;
+    }
+    return { active, locked, scheduled, deferred };
+  }
+
+  private locked(token: Buffer): StoredMessage {
+    const message = this.locks.get(tokenText(token));
+    if (message === undefined) {
+      throw new LockLostError(`The lock supplied is invalid: it expired, or the message was settled already (lock ${tokenText(token)}, entity ${this.name}).`);
+    }
+    return message;
+  }
+
+  private unlock(message: StoredMessage): void {
+    if (message.lock !== undefined) this.locks.delete(tokenText(message.lock.token));
+    message.lock = undefined;
+  }
+
+  private modify(message: StoredMessage, propertiesToModify: Entries | undefined): void {
+    if (propertiesToModify === undefined || propertiesToModify.length === 0) return;
+    message.applicationProperties ??= [];
+    for (const [key, value] of propertiesToModify) setEntry(message.applicationProperties, types.wrap_string(String(key.value)), value);
+  }
+
+  private failedDelivery(message: StoredMessage, now: number): void {
+    message.deliveryCount++;
+    if (this.deadLetter !== undefined && message.deliveryCount >= this.config.maxDeliveryCount) {
+      this.moveToDeadLetter(
+        message,
+        now,
+        'MaxDeliveryCountExceeded',
+        `Message could not be consumed after ${this.config.maxDeliveryCount} delivery attempts.`,
+      );
+    }
+  }
+
+  private moveToDeadLetter(message: StoredMessage, now: number, reason: unknown, description: unknown): void {
+    this.messages.delete(message.sequenceNumber);
+    const target = this.deadLetter;
+    if (target === undefined) throw new Error(`${this.name} has no dead-letter sub-queue (a dead-letter queue cannot dead-letter)`);
+    const props: Entries = (message.applicationProperties ?? []).map(([k, v]) => [k, v]);
+    if (reason !== undefined && reason !== null) setEntry(props, types.wrap_string('DeadLetterReason'), types.wrap_string(String(reason)));
+    if (description !== undefined && description !== null) {
+      setEntry(props, types.wrap_string('DeadLetterErrorDescription'), types.wrap_string(String(description)));
+    }
+    const annotations: Entries = message.annotations.map(([k, v]) => [k, v]);
+    setEntry(annotations, types.wrap_symbol('x-opt-deadletter-source'), types.wrap_string(this.name));
+    target.adopt(message, props, annotations, now);
+  }
+
+  /** Takes over a message dead-lettered by the parent queue (new sequence number, delivery count kept). */
+  private adopt(message: StoredMessage, applicationProperties: Entries, annotations: Entries, now: number): void {
+    const sequenceNumber = this.nextSequence++;
+    this.messages.set(sequenceNumber, {
+      ...message,
+      sequenceNumber,
+      annotations,
+      applicationProperties,
+      enqueuedAt: now,
+      visibleAt: now,
+      deferred: false,
+      lock: undefined,
+    });
+  }
+}
+
+/** Sections the broker rewrites on delivery; everything else is re-sent byte for byte. */
+const OWNED = new Set<number>([SECTION.header, SECTION.deliveryAnnotations, SECTION.messageAnnotations, SECTION.applicationProperties]);
+
+function scheduledTime(value: unknown): number | undefined {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  return undefined;
+}

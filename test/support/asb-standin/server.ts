@@ -1,0 +1,302 @@
+// The AMQP 1.0 side of the stand-in, on rhea's container: SASL, links to
+// queues (client senders enqueue, client receivers get PeekLock or
+// ReceiveAndDelete deliveries with lock tokens as delivery tags), the settle
+// outcomes, and the request/response nodes of management.ts.
+import type { AddressInfo, Server } from 'node:net';
+import rhea from 'rhea';
+import type { Entity } from './entity.js';
+import { LockLostError } from './entity.js';
+import { answer, responseMessage } from './management.js';
+import { Namespace, NotModelledError } from './namespace.js';
+import { BATCH_FORMAT, lockTokenTag, messageCodec, types, unbatch, type Entries } from './wire.js';
+
+/** Service Bus Standard tier's largest message, announced on every sender link. */
+export const MAX_MESSAGE_BYTES = 262_144;
+
+export interface StandInOptions {
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface StandIn {
+  readonly port: number;
+  readonly namespace: Namespace;
+  close(): Promise<void>;
+}
+
+const RAW = Symbol('raw message bytes');
+
+/** What the stand-in knows about one of its sending links (a client's receiver). */
+interface Outgoing {
+  readonly entity: Entity;
+  readonly peekLock: boolean;
+}
+
+export async function startStandIn(options: StandInOptions): Promise<StandIn> {
+  keepRawBytes();
+  const log = options.log ?? ((line: string) => process.stderr.write(`asb-standin: ${line}\n`));
+  const namespace = new Namespace();
+  const container: any = rhea.create_container({ id: 'asb-standin', autoaccept: false, treat_modified_as_released: false });
+  // Service Bus offers MSSBCBS besides ANONYMOUS and PLAIN; every credential is accepted
+  // (the token arrives later through $cbs, and any token is accepted there too).
+  container.sasl_server_mechanisms.enable_anonymous();
+  container.sasl_server_mechanisms.enable_plain(() => true);
+  container.sasl_server_mechanisms.MSSBCBS = container.sasl_server_mechanisms.ANONYMOUS;
+
+  const outgoing = new Map<any, Outgoing>();
+  const deliveries = new WeakMap<object, { entity: Entity; token: Buffer }>();
+  const requestNodes = new Map<any, string>();
+  let timer: NodeJS.Timeout | undefined;
+  const now = () => Date.now();
+
+  /** Hands deliverable messages of `entity` to its receivers with credit, then re-arms the deadline timer. */
+  const pump = (entity: Entity): void => {
+    for (const [sender, link] of outgoing) {
+      if (link.entity !== entity) continue;
+      while (sender.sendable()) {
+        const message = entity.take(link.peekLock, now());
+        if (message === undefined) break;
+        const bytes = entity.compose(message);
+        if (link.peekLock) {
+          const token = message.lock!.token;
+          const delivery = sender.send(bytes, lockTokenTag(token), 0);
+          deliveries.set(delivery, { entity, token });
+        } else {
+          sender.send(bytes, Buffer.alloc(0), 0);
+        }
+      }
+      if (sender.is_open() && sender._draining) sender.set_drained(true);
+    }
+    arm();
+  };
+
+  /** One timer for the earliest lock expiry or scheduled message of any entity. */
+  const arm = (): void => {
+    clearTimeout(timer);
+    let next: number | undefined;
+    for (const entity of namespace.entities()) {
+      const due = entity.nextDeadline(now());
+      if (due !== undefined && (next === undefined || due < next)) next = due;
+    }
+    if (next === undefined) return;
+    timer = setTimeout(tick, Math.max(5, next - now()));
+    timer.unref();
+  };
+  const tick = (): void => {
+    for (const entity of namespace.entities()) entity.expireLocks(now());
+    for (const entity of namespace.entities()) pump(entity);
+    arm();
+  };
+
+  container.on('sender_open', (context: any) => {
+    const sender = context.sender;
+    const address: string = sender.remote.attach.source?.address ?? '';
+    mirrorAttach(sender);
+    if (isRequestNode(address)) return;
+    try {
+      if (sender.remote.attach.source?.filter?.['com.microsoft:session-filter'] !== undefined) {
+        throw new NotModelledError(`session receivers (a session filter on "${address}")`);
+      }
+      const entity = namespace.resolve(address);
+      outgoing.set(sender, { entity, peekLock: sender.remote.attach.snd_settle_mode !== 1 });
+    } catch (error) {
+      refuse(sender, error);
+    }
+  });
+
+  container.on('receiver_open', (context: any) => {
+    const receiver = context.receiver;
+    const address: string = receiver.remote.attach.target?.address ?? '';
+    mirrorAttach(receiver);
+    receiver.local.attach.max_message_size = MAX_MESSAGE_BYTES;
+    if (isRequestNode(address)) {
+      requestNodes.set(receiver, address);
+      return;
+    }
+    try {
+      namespace.resolve(address);
+    } catch (error) {
+      refuse(receiver, error);
+    }
+  });
+
+  container.on('message', (context: any) => {
+    const receiver = context.receiver;
+    const delivery = context.delivery;
+    const node = requestNodes.get(receiver);
+    if (node !== undefined) {
+      const request = context.message;
+      const response = answer({ namespace, pump, log, now }, node, request);
+      const replyTo = request.reply_to;
+      const replyLink = findReplyLink(context.connection, replyTo, node);
+      delivery.update(true, messageCodec.accepted().described());
+      if (replyLink === undefined) log(`no reply link for "${replyTo}" on ${node}; the response is dropped`);
+      else replyLink.send(responseMessage(request, response));
+      return;
+    }
+    const address: string = receiver.remote.attach.target?.address ?? '';
+    try {
+      const entity = namespace.resolve(address);
+      if (entity.config.status === 'SendDisabled') {
+        throw Object.assign(new Error(`Messaging entity '${entity.name}' is currently disabled for send.`), { condition: 'com.microsoft:entity-disabled' });
+      }
+      // rhea decodes only format 0; a transfer without a format (or a batch) arrives as bytes.
+      const raw: Buffer = Buffer.isBuffer(context.message) ? context.message : context.message[RAW];
+      if (raw.length > MAX_MESSAGE_BYTES) {
+        throw Object.assign(new Error(`The message (${raw.length} bytes) exceeds ${MAX_MESSAGE_BYTES} bytes.`), { condition: 'amqp:link:message-size-exceeded' });
+      }
+      const messages = context.format === BATCH_FORMAT ? unbatch(raw) : [raw];
+      for (const bytes of messages) entity.enqueue(bytes, now());
+      delivery.update(true, messageCodec.accepted().described());
+      pump(entity);
+    } catch (error: any) {
+      log(`send to "${address}" refused: ${error.message}`);
+      delivery.update(true, messageCodec.rejected({ error: { condition: error.condition ?? 'amqp:internal-error', description: error.message } }).described());
+    }
+  });
+
+  const settle = (kind: 'accepted' | 'rejected' | 'released' | 'modified') => (context: any) => {
+    const delivery = context.delivery;
+    const held = deliveries.get(delivery);
+    if (held === undefined) return;
+    deliveries.delete(delivery);
+    const { entity, token } = held;
+    const state = delivery.remote_state ?? {};
+    try {
+      if (kind === 'accepted') entity.complete(token);
+      else if (kind === 'released') entity.release(token);
+      else if (kind === 'modified') {
+        const annotations = toEntries(state.message_annotations);
+        if (state.undeliverable_here === true) entity.defer(token, annotations);
+        else entity.abandon(token, now(), annotations);
+      } else {
+        const error = state.error ?? {};
+        if (error.condition !== 'com.microsoft:dead-letter') {
+          throw new NotModelledError(`a rejected outcome without com.microsoft:dead-letter (${String(error.condition)})`);
+        }
+        const info = { ...(error.info ?? {}) };
+        const reason = info.DeadLetterReason;
+        const description = info.DeadLetterErrorDescription;
+        delete info.DeadLetterReason;
+        delete info.DeadLetterErrorDescription;
+        entity.deadLetterMessage(token, now(), reason, description, toEntries(info));
+      }
+      if (!delivery.remote_settled) delivery.update(true, outcome(kind, state));
+    } catch (error: any) {
+      if (!(error instanceof LockLostError)) log(`settle (${kind}) on ${entity.name} failed: ${error.message}`);
+      delivery.update(true, messageCodec.rejected({ error: { condition: error.condition ?? 'amqp:internal-error', description: error.message } }).described());
+    }
+    pump(entity);
+  };
+  for (const kind of ['accepted', 'rejected', 'released', 'modified'] as const) container.on(kind, settle(kind));
+
+  container.on('sendable', (context: any) => {
+    const link = outgoing.get(context.sender);
+    if (link !== undefined) pump(link.entity);
+  });
+  container.on('sender_draining', (context: any) => {
+    const link = outgoing.get(context.sender);
+    if (link !== undefined) pump(link.entity);
+    else context.sender.set_drained(true);
+  });
+  const forget = (context: any) => {
+    if (context.sender) outgoing.delete(context.sender);
+    if (context.receiver) requestNodes.delete(context.receiver);
+  };
+  container.on('sender_close', forget);
+  container.on('receiver_close', forget);
+  // Locks survive a closed link or connection: they lapse at lock expiry, as on Service Bus.
+  const dropConnection = (context: any) => {
+    for (const sender of [...outgoing.keys()]) if (sender.connection === context.connection) outgoing.delete(sender);
+    for (const receiver of [...requestNodes.keys()]) if (receiver.connection === context.connection) requestNodes.delete(receiver);
+  };
+  container.on('disconnected', dropConnection);
+  container.on('connection_close', (context: any) => {
+    dropConnection(context);
+    context.connection.close();
+  });
+  container.on('error', (error: unknown) => log(`connection error: ${String(error)}`));
+
+  const server: Server = container.listen({ host: options.host ?? '127.0.0.1', port: options.port });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', () => resolve());
+    server.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    namespace,
+    close: async () => {
+      clearTimeout(timer);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** rhea decodes a transfer before handing it over; the stand-in keeps the original bytes beside it. */
+function keepRawBytes(): void {
+  const codec: any = messageCodec;
+  if (codec[RAW]) return;
+  const decode = codec.decode;
+  codec.decode = (buffer: Buffer) => {
+    const message = decode(buffer);
+    Object.defineProperty(message, RAW, { value: Buffer.from(buffer) });
+    return message;
+  };
+  codec[RAW] = true;
+}
+
+/** The answer attaches the terminus addresses and the settle modes the client asked for. */
+function mirrorAttach(link: any): void {
+  const remote = link.remote.attach;
+  const source: Record<string, unknown> = { address: remote.source?.address };
+  if (remote.source?.filter !== undefined) source.filter = remote.source.filter;
+  link.set_source(source);
+  link.set_target({ address: remote.target?.address });
+  link.local.attach.snd_settle_mode = remote.snd_settle_mode;
+  link.local.attach.rcv_settle_mode = remote.rcv_settle_mode;
+}
+
+function isRequestNode(address: string): boolean {
+  return address === '$cbs' || address === '$standin' || /\/\$management$/i.test(address) || address === '$management';
+}
+
+/** The client's receiver for responses: the link whose target is the request's reply-to, else one on the same node. */
+function findReplyLink(connection: any, replyTo: string | undefined, node: string): any {
+  let fallback: any;
+  for (const session of connection.local_channel_map ? Object.values(connection.local_channel_map) : []) {
+    for (const link of Object.values((session as any).links ?? {})) {
+      const candidate: any = link;
+      if (!candidate.is_sender?.() || !candidate.is_open?.()) continue;
+      if (replyTo !== undefined && candidate.remote.attach?.target?.address === replyTo) return candidate;
+      if (candidate.remote.attach?.source?.address === node) fallback ??= candidate;
+    }
+  }
+  return fallback;
+}
+
+function refuse(link: any, error: unknown): void {
+  const condition = (error as { condition?: string }).condition ?? 'amqp:internal-error';
+  const description = error instanceof Error ? error.message : String(error);
+  link.close({ condition, description });
+}
+
+/**
+ * The outcome the stand-in settles with: Service Bus echoes the one the client
+ * chose (an abandon comes back `modified`, a dead-letter `rejected` without an
+ * error: an error on the echo is how it reports a settlement it refused).
+ */
+function outcome(kind: 'accepted' | 'rejected' | 'released' | 'modified', state: any): any {
+  if (kind === 'accepted') return messageCodec.accepted().described();
+  if (kind === 'released') return messageCodec.released().described();
+  if (kind === 'modified') return messageCodec.modified({ delivery_failed: state.delivery_failed, undeliverable_here: state.undeliverable_here }).described();
+  return messageCodec.rejected({}).described();
+}
+
+/** Properties to modify, as typed entries. */
+function toEntries(map: unknown): Entries | undefined {
+  if (map === undefined || map === null || typeof map !== 'object') return undefined;
+  return Object.entries(map as Record<string, unknown>).map(([k, v]) => [types.wrap_string(k), types.wrap(v)]);
+}
