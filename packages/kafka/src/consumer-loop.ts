@@ -3,6 +3,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { processPartitionBatch, type Ordering, type RecordResult } from './partition-batch.js';
 import { RangeAssigner } from './range-assigner.js';
 import { Slots } from './slots.js';
+import { isMetadataLag } from './topics.js';
 
 /** Tuning shared by the work consumer and the re-inject consumer. */
 export interface ConsumerTuning {
@@ -151,7 +152,7 @@ async function subscribeWhenThere(consumer: Consumer, topic: string, loop: Consu
       await consumer.subscribe({ topic, fromBeginning: true });
       return;
     } catch (error) {
-      if (!isMissingTopic(error)) throw error;
+      if (!isMetadataLag(error)) throw error;
       if (Date.now() - warnedAt >= TOPIC_WARN_EVERY_MS) {
         warnedAt = Date.now();
         loop.logger.warn({ groupId: loop.groupId, topic, error: describe(error) }, 'Kafka topic not there yet; waiting for it (createTopics creates it)');
@@ -159,12 +160,6 @@ async function subscribeWhenThere(consumer: Consumer, topic: string, loop: Consu
       await delay(TOPIC_POLL_MS, loop.signal);
     }
   }
-}
-
-/** The errors of a topic the cluster does not host (yet). */
-function isMissingTopic(error: unknown): boolean {
-  const type = (error as { type?: unknown } | null)?.type;
-  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE';
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {

@@ -79,8 +79,7 @@ describe('Kafka first start on a fresh topic (real broker)', { skip: kafka.skip 
     try {
       await until(() => crashed !== undefined || logger.lines.some((l) => /topic not there yet/.test(l.message)), 20_000, 'the worker to wait');
       // The topic's owner creates it: the waiting worker subscribes and consumes.
-      const admin = await lab.admin();
-      await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+      await lab.createTopics([{ topic }]);
       await app.publish(URN, {});
       await until(() => crashed !== undefined || handled === 1, 30_000, 'the message to be handled');
       assert.equal(crashed, undefined);

@@ -174,10 +174,9 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
 
   it('the standalone re-injector pauses a record that is not due without holding up other tiers, and clamps a future timestamp', async () => {
     const topic = uniqueQueue('reinject');
-    const admin = await lab.admin();
     // CreateTime tier topics, so the test can set record timestamps itself.
-    await admin.createTopics({ topics: [1, 2].map((n) => ({ topic: `${topic}.retry.${n}`, numPartitions: 1, replicationFactor: 1 })), waitForLeaders: true });
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    await lab.createTopics([1, 2].map((n) => ({ topic: `${topic}.retry.${n}` })));
+    await lab.createTopics([{ topic }]);
     const now = Date.now();
     const headers = (delay: number) => ({ 'bq-delay': b(String(delay)), 'bq-original-topic': b(topic), 'bq-attempts': b('1'), 'x-rider': b('kept') });
     const produce = async (tier: number, value: string, timestamp: number, delay: number) => {
@@ -216,8 +215,7 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
 
   it('a re-inject write the broker refuses leaves the retry record uncommitted, and it is tried again', async () => {
     const topic = uniqueQueue('reinject-fail');
-    const admin = await lab.admin();
-    await admin.createTopics({ topics: [{ topic: `${topic}.retry.1`, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    await lab.createTopics([{ topic: `${topic}.retry.1` }]);
     const errors: string[] = [];
     const logger = { ...silentLogger, error: (_f: Record<string, unknown>, message: string) => void errors.push(message) };
     await lab.produce(`${topic}.retry.1`, [{ value: b('{}'), headers: { 'bq-original-topic': b('illegal topic name!'), 'bq-delay': b('100') } }]);

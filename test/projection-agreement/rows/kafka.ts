@@ -1,6 +1,6 @@
 import { Kafka, Partitioners, logLevel, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
 import { projectKafka, silentLogger } from '@babelqueue/core';
-import { KafkaHeader, KafkaTransport } from '@babelqueue/kafka';
+import { ensureKafkaTopics, KafkaHeader, KafkaTransport } from '@babelqueue/kafka';
 import { broker, uniqueQueue } from '../../support/brokers.js';
 import { until } from '../../support/until.js';
 import { bodySays } from '../expected.js';
@@ -41,10 +41,8 @@ class KafkaLab implements AgreementLab {
     const admin = this.client.admin();
     await admin.connect();
     try {
-      await admin.createTopics({
-        topics: [topic, `${topic}.dlq`].map((name) => ({ topic: name, numPartitions: 1, replicationFactor: 1 })),
-        waitForLeaders: true,
-      });
+      // The binding's helper waits for the leaders itself (kafkajs' waitForLeaders gives up while metadata lags).
+      await ensureKafkaTopics(admin, { topic, deadLetterTopic: `${topic}.dlq`, partitions: 1, replicationFactor: 1 });
     } finally {
       await admin.disconnect();
     }

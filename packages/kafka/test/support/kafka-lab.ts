@@ -1,8 +1,8 @@
 import { silentLogger, type App, type RunOptions } from '@babelqueue/core';
-import { Kafka, Partitioners, logLevel, type Admin, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type IHeaders, type ITopicConfig, type KafkaMessage, type Producer } from 'kafkajs';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 import { until } from '../../../../test/support/until.js';
-import { KafkaTransport, type KafkaTransportOptions } from '../../src/index.js';
+import { ensureKafkaTopics, KafkaTransport, type KafkaTransportOptions } from '../../src/index.js';
 
 export { uniqueQueue };
 
@@ -61,11 +61,25 @@ export class Lab {
     return this.adminP;
   }
 
-  /** Creates a topic with `partitions` partitions. */
+  /** Creates a topic with `partitions` partitions and waits for its leaders (the binding's own helper). */
   async topic(prefix: string, partitions = 1): Promise<string> {
     const name = uniqueQueue(prefix);
-    await (await this.admin()).createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+    await ensureKafkaTopics(await this.admin(), { topic: name, partitions, replicationFactor: 1 });
     return name;
+  }
+
+  /**
+   * Creates topics exactly as configured and waits until the broker's metadata
+   * shows them with leaders (kafkajs' waitForLeaders gives up while it lags).
+   */
+  async createTopics(topics: ITopicConfig[]): Promise<void> {
+    const admin = await this.admin();
+    await admin.createTopics({ topics: topics.map((t) => ({ replicationFactor: 1, numPartitions: 1, ...t })), waitForLeaders: false });
+    const names = topics.map((t) => t.topic);
+    await until(() => admin.fetchTopicMetadata({ topics: names }).then(
+      (m) => m.topics.every((t) => t.partitions.every((p) => p.leader >= 0)),
+      () => false,
+    ), 30_000, `leaders of ${names.join(', ')}`);
   }
 
   /** Writes raw records (value, key, headers exactly as given). */
