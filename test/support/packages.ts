@@ -9,8 +9,10 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/redis', 'redis', 'RedisTransport'],
   ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
   ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
+  ['@babelqueue/sqs', 'sqs', 'SqsTransport'],
   ['@babelqueue/pulsar', 'pulsar', 'PulsarTransport'],
   ['@babelqueue/artemis', 'artemis', 'ArtemisTransport'],
   ['@babelqueue/azure-service-bus', 'azure-service-bus', 'AzureServiceBusTransport'],
+  ['@babelqueue/console', 'console', 'startConsole'],
   ['babelqueue', 'cli', 'main'],
 ];

@@ -44,6 +44,8 @@ export type {
   HeaderValue,
   OutgoingMessage,
   RawPublishOptions,
+  ScannedRecord,
+  ScanOptions,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';

@@ -17,8 +17,10 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
 default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
 consume --group names its consumer group, default "babelqueue"), pulsar://
-(PulsarTransport over the binary protocol, subscription "babelqueue", Shared) or
-artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton).
+(PulsarTransport over the binary protocol, subscription "babelqueue", Shared),
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton) or
+sqs://REGION?endpoint=... (SqsTransport; credentials from the AWS environment
+variables, queues created beforehand).
 """
 import argparse
 import base64

@@ -19,11 +19,20 @@ export interface InteropTarget {
   transport(url: string, queue: string): Transport;
   /** Removes what a test left on the broker (queues, keys). */
   cleanup?(url: string, queues: string[]): Promise<void>;
+  /** The dead-letter queue both SDKs use for `queue`. Default `<queue>.dlq`. */
+  dlqName?(queue: string): string;
+  /**
+   * A retry releases the message and the broker counts the delivery (SQS): the
+   * body's `attempts` stays as it was produced, and the counted attempt comes
+   * from the native count. Default: a retry writes attempts + 1 into the body.
+   */
+  readonly retryKeepsBody?: boolean;
   /**
    * Creates `queues` before either side touches them, for brokers where the
    * Python SDK's first publish would otherwise not create a queue (Artemis
    * auto-creates an address the SDK attaches to without the queue capability
-   * as multicast, and drops what is sent there before anyone subscribed).
+   * as multicast, and drops what is sent there before anyone subscribed; on SQS
+   * neither SDK creates a queue).
    */
   prepare?(url: string, queues: string[]): Promise<void>;
   /**
@@ -77,10 +86,11 @@ export function describeInterop(target: InteropTarget): void {
       await target.cleanup?.(url, queues);
     });
 
+    const dlqOf = (q: string) => target.dlqName?.(q) ?? `${q}.dlq`;
     const queue = async (): Promise<string> => {
       const q = uniqueQueue(`interop-${target.name}`);
-      queues.push(q, `${q}.dlq`);
-      await target.prepare?.(url, [q, `${q}.dlq`]);
+      queues.push(q, dlqOf(q));
+      await target.prepare?.(url, [q, dlqOf(q)]);
       return q;
     };
 
@@ -180,7 +190,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'the retried message reached TypeScript');
-      assert.equal(m.envelope.attempts, 1);
+      assert.equal(m.envelope.attempts, target.retryKeepsBody ? 0 : 1);
       assert.equal(m.attempts, 2);
       assert.equal(m.id, sent.id);
       assert.equal(m.traceId, 'trace-retry-py');
@@ -210,7 +220,7 @@ export function describeInterop(target: InteropTarget): void {
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-dlq-ts' });
       assert.equal(await tsConsume(ts.app), 1);
 
-      const got = await pyConsume(`${q}.dlq`);
+      const got = await pyConsume(dlqOf(q));
       assert.equal(got.processed, 1, 'the Python SDK consumed the DLQ record as an envelope');
       const env = got.handled[0].envelope;
       assert.equal(env.job, URN);
@@ -236,7 +246,7 @@ export function describeInterop(target: InteropTarget): void {
       const failed = await pyConsume(q, '--fail', '1', '--max-attempts', '1', '--dead-letter');
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
 
-      const ts = tsApp(`${q}.dlq`);
+      const ts = tsApp(dlqOf(q));
       assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'TypeScript consumed the DLQ record as an envelope');

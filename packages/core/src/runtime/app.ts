@@ -75,7 +75,7 @@ export interface PublishOptions {
   readonly delayMs?: number;
   /** Out-of-band headers (traceparent, …) carried in native metadata, never in the body. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Kafka record key (carried byte-for-byte); ignored by other brokers. */
+  /** Ordering key: the Kafka record key (carried byte-for-byte), the SQS FIFO `MessageGroupId`; ignored by other brokers. */
   readonly key?: Buffer | string | null;
 }
 

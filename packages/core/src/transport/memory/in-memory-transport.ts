@@ -13,6 +13,8 @@ import {
   type HeaderValue,
   type OutgoingMessage,
   type RawPublishOptions,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '../transport.js';
@@ -32,6 +34,9 @@ export interface InMemoryTransportOptions {
    */
   beforeWrite?: (queue: string, body: Buffer) => void;
 }
+
+/** Records {@link InMemoryTransport.scan} copies out of the broker at a time. */
+const SCAN_BATCH = 500;
 
 const RULES: BindingRules = {
   name: 'memory',
@@ -98,6 +103,27 @@ export class InMemoryTransport implements Transport {
 
   async purge(queue: string): Promise<number> {
     return this.broker.purge(queue);
+  }
+
+  /** The ready messages from `offset` on, read in batches of {@link SCAN_BATCH}; delayed and leased ones are not waiting. */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    let index = options.offset ?? 0;
+    for (;;) {
+      const batch = this.broker.readySlice(queue, index, SCAN_BATCH);
+      for (const message of batch) {
+        if (options.signal?.aborted) return;
+        yield { body: message.body, headers: message.headers, key: message.key, index: index++ };
+      }
+      if (batch.length < SCAN_BATCH) return;
+    }
+  }
+
+  async depth(queue: string): Promise<number> {
+    return this.broker.stats(queue).ready;
+  }
+
+  async remove(queue: string, body: Buffer): Promise<boolean> {
+    return this.broker.removeReady(queue, body);
   }
 
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
