@@ -19,7 +19,7 @@ import { SqsTransport } from '@babelqueue/sqs';
 
 interface Preset {
   rules: Record<string, unknown>;
-  capabilities: { retry: boolean; delayedRetry: boolean };
+  capabilities: { retry: boolean; delayedRetry: boolean; delayedPublish: boolean };
   dlq: string;
 }
 const table = JSON.parse(readFileSync(join(import.meta.dirname, '../../conformance/settlement.json'), 'utf8')) as {
@@ -51,6 +51,7 @@ describe('each binding declares exactly the rules the settlement table runs', ()
         assert.deepEqual(rules, preset.rules);
         assert.equal(transport.capabilities.retry, preset.capabilities.retry);
         assert.equal(transport.capabilities.delayedRetry, preset.capabilities.delayedRetry);
+        assert.equal(transport.capabilities.delayedPublish, preset.capabilities.delayedPublish);
         assert.equal(transport.rules.dlqName?.('q', undefined) ?? 'q.dlq', `q${preset.dlq}`);
       } finally {
         await transport.close();

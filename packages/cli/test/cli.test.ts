@@ -55,7 +55,7 @@ describe('babelqueue publish / consume (in-process, one memory:// broker)', () =
     assert.equal(peek.code, 0, peek.err);
     assert.deepEqual(jsonLines(peek.out).map((e) => e.data.n), [1, 2]);
     // Back for the next consumer (after the in-memory redelivery delay).
-    const again = await run(['consume', '--url', url, '--idle-ms', '400', '--json']);
+    const again = await run(['consume', '--url', url, '--max', '2', '--idle-ms', '30000', '--json']);
     assert.deepEqual(jsonLines(again.out).map((e) => e.data.n).sort(), [1, 2]);
   });
 
@@ -90,8 +90,8 @@ describe('babelqueue publish / consume (in-process, one memory:// broker)', () =
     const url = memoryUrl();
     await run(['publish', '--url', url, URN, '{}']);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 150);
-    const r = await run(['consume', '--url', url, '--json'], { signal: controller.signal });
+    // Ctrl-C once the message was printed, however long the start took.
+    const r = await run(['consume', '--url', url, '--json'], { signal: controller.signal, onStdout: () => controller.abort() });
     assert.equal(r.code, 0, r.err);
     assert.equal(jsonLines(r.out).length, 1);
   });

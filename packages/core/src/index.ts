@@ -42,7 +42,7 @@ export type { PolicyInput } from './settlement/policy.js';
 export type { PolicyConfig, RetryBackoff } from './settlement/policy-config.js';
 export type { Outcome } from './settlement/outcome.js';
 export type { Verdict } from './settlement/verdict.js';
-export type { Decision, DeadLetterReason } from './settlement/decision.js';
+export type { Decision, DeadLetterReason, RetryRule } from './settlement/decision.js';
 export type { BindingRules } from './settlement/binding-rules.js';
 export { DeadLetterWriteError } from './transport/transport.js';
 export type {
@@ -114,6 +114,7 @@ export {
 } from './retry/reconcile.js';
 export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
 export { envelopeProjection } from './projection/source.js';
+export { NO_PROJECTION, recordProjection } from './projection/record.js';
 export type { ProjectionSource, Riders } from './projection/source.js';
 export { projectRabbitMq } from './projection/rabbitmq.js';
 export type { RabbitMqProjection } from './projection/rabbitmq.js';

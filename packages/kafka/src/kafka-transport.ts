@@ -1,6 +1,8 @@
 import {
   ConfigurationError,
   connectWithin,
+  DLQ_SUFFIX,
+  dlqName,
   projectKafka,
   type BindingRules,
   type ConnectOptions,
@@ -42,7 +44,13 @@ export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<C
   readonly reinject?: boolean;
   /** Consumer group of the re-inject consumers. Default `DEFAULT_REINJECT_GROUP_ID` (`babelqueue-retry-reinject`). */
   readonly reinjectGroupId?: string;
-  /** Create missing retry topics (LogAppendTime, retention above the largest tier) before consuming. Default true. */
+  /**
+   * Before consuming, create what is missing of: the work topic, its DLQ
+   * `<topic>.dlq` (not for a topic that is itself a DLQ), and with tiers the
+   * retry topics (LogAppendTime, retention above the largest tier). Existing
+   * topics are left alone. Default true.
+   * Off, the worker waits for a missing topic instead.
+   */
   readonly createTopics?: boolean;
   /** How long a partition pauses before an unsettled record is delivered again (ms). Default 1000. */
   readonly redeliveryDelayMs?: number;
@@ -189,9 +197,15 @@ export class KafkaTransport implements Transport {
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     if (options.signal.aborted) return;
     const tiered = this.retryTiersMs.length > 0;
-    if (tiered && this.options.createTopics !== false) {
-      // Before the first retry can auto-create a tier topic with the broker's defaults (CreateTime).
-      await ensureKafkaTopics(await this.connection.admin(), { topic: queue, retryTiersMs: this.retryTiersMs, work: false });
+    if (this.options.createTopics !== false) {
+      // Before subscribing (a first start on a topic nobody created), and before the
+      // first retry could auto-create a tier topic with the broker's defaults (CreateTime).
+      // A topic that is itself a DLQ (a drain, a redrive) gets no DLQ of its own.
+      await ensureKafkaTopics(await this.connection.admin(), {
+        topic: queue,
+        retryTiersMs: this.retryTiersMs,
+        ...(queue.endsWith(DLQ_SUFFIX) ? {} : { deadLetterTopic: dlqName(queue) }),
+      });
     }
     const stop = new AbortController();
     const onAbort = () => stop.abort();

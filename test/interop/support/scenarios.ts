@@ -41,7 +41,11 @@ export interface InteropTarget {
    * consumes next resumes after what the other committed (a retry, not the original).
    */
   peerConsumeArgs?(queue: string): string[];
-  /** How long a consume on either side waits for a message (a Kafka group join takes seconds). Default 5 s. */
+  /**
+   * How long a consume on either side waits for a message before it gives up
+   * (a Kafka group join takes seconds). Every consume stops at its one message,
+   * so this only bounds a failing run. Default 30 s.
+   */
   readonly waitMs?: number;
   /**
    * Runs between our failed delivery and the Python consume of its retry, for
@@ -146,7 +150,7 @@ export function describeInterop(target: InteropTarget): void {
 
     const pyPublish = (q: string, traceId: string) =>
       peer.run(['publish', '--url', url, '--queue', q, '--urn', URN, '--data', JSON.stringify(DATA), '--trace-id', traceId]);
-    const waitMs = target.waitMs ?? 5000;
+    const waitMs = target.waitMs ?? 30_000;
     const pyConsume = (q: string, ...flags: string[]) =>
       peer.run([
         'consume', '--url', url, '--queue', q, '--urn', URN, '--max', '1', '--timeout', String(waitMs / 1000),

@@ -44,15 +44,13 @@ describe('MemoryBroker: a faithful little broker', () => {
   });
 
   test('waitFor wakes on push and on abort', async () => {
+    // A wait of ten minutes: returning at all within the test shows it woke early.
     const broker = new MemoryBroker();
-    const started = Date.now();
     setTimeout(() => broker.push('q', msg('a')), 20);
-    await broker.waitFor('q', 5_000, new AbortController().signal);
-    assert.ok(Date.now() - started < 1_000, "Date.now() - started < 1_000");
+    await broker.waitFor('q', 600_000, new AbortController().signal);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
-    await broker.waitFor('other', 5_000, controller.signal);
-    assert.ok(Date.now() - started < 2_000, "Date.now() - started < 2_000");
+    await broker.waitFor('other', 600_000, controller.signal);
   });
 });
 
