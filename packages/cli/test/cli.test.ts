@@ -196,6 +196,14 @@ describe('babelqueue dlq (in-process, after a demo on the same memory:// broker)
     assert.equal(transport.broker.ready('elsewhere')[0]?.headers['bq-replay-bypass'], '1');
   });
 
+  test('redrive --to the DLQ being read is a usage error (exit 2): nothing moves', async () => {
+    const { url, transport } = await withDeadLetter();
+    const r = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--to', 'orders.dlq', '--idle-ms', '30']);
+    assert.equal(r.code, 2, r.err);
+    assert.match(r.err, /--to orders\.dlq is the dead-letter queue being read/);
+    assert.equal(transport.messages('orders.dlq').length, 1);
+  });
+
   test('purge: refused without a terminal and without --yes (exit 2); asks on a terminal; --yes skips the question', async () => {
     const { url, transport } = await withDeadLetter();
     const refused = await run(['dlq', 'purge', '--url', url, '--queue', 'orders']);
