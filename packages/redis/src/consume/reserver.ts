@@ -7,10 +7,24 @@ export interface PendingAck {
   reject(error: unknown): void;
 }
 
-/** What one script call did: per-ack results (false = the reservation had expired) and new deliveries. */
+/** A reserved delivery the loop can still take back before a handler sees it. */
+export interface Reserved extends Delivery {
+  /**
+   * Stops renewing the reservation and returns the layout's handle values for
+   * {@link Reserver.giveBack}. Only for a delivery never handed over.
+   */
+  withdraw(): readonly Buffer[];
+}
+
+/**
+ * What one script call did: per-ack results (false = the reservation had
+ * expired), new deliveries, and the ready list's length afterwards (-1 when
+ * the call reserved nothing).
+ */
 export interface Exchanged {
   readonly acked: readonly boolean[];
-  readonly deliveries: Delivery[];
+  readonly deliveries: Reserved[];
+  readonly depth: number;
 }
 
 /** How the consume loop talks to its reserver. */
@@ -20,7 +34,7 @@ export interface LoopLink {
   /** How many deliveries the loop can take once `acking` in-flight deliveries complete (0 when it stops). */
   demand(acking: number): number;
   /** Receives reserved deliveries, always before the acks that made room for them resolve. */
-  deliver(deliveries: Delivery[]): void;
+  deliver(deliveries: Reserved[]): void;
 }
 
 const IDLE: LoopLink = { busy: () => 0, demand: () => 0, deliver: () => {} };
@@ -34,6 +48,8 @@ const IDLE: LoopLink = { busy: () => 0, demand: () => 0, deliver: () => {} };
 export abstract class Reserver {
   /** Deliveries asked for by script calls still in flight. */
   reserving = 0;
+  /** The ready list's length after the last call that reserved (0 until one did). */
+  depth = 0;
   private pending: PendingAck[] = [];
   private flushSoon = false;
   private flushLater = false;
@@ -41,6 +57,13 @@ export abstract class Reserver {
 
   /** One script call: settle `acks` in order, then reserve up to `max`. */
   protected abstract exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged>;
+
+  /**
+   * Puts deliveries that were reserved but never handed over back at the head
+   * of the ready list, in their order, in one script call; resolves with how
+   * many went back (one whose reservation had expired is left alone).
+   */
+  abstract giveBack(deliveries: readonly Reserved[]): Promise<number>;
 
   /** Waits for work after an empty reserve: at most `ms`, less when the signal aborts. */
   abstract idle(ms: number, signal: AbortSignal): Promise<void>;
@@ -122,6 +145,7 @@ export abstract class Reserver {
     } finally {
       this.reserving -= max;
     }
+    if (result.depth >= 0) this.depth = result.depth;
     this.link.deliver(result.deliveries);
     acks.forEach((ack, i) => ack.resolve(result.acked[i] === true));
     return result.deliveries.length;

@@ -2,7 +2,6 @@ import {
   DeadLetterWriteError,
   withAttempts,
   type Decision,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type ScannedRecord,
@@ -16,7 +15,7 @@ import { legacyKeys, type LegacyKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
-import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
+import { Reserver, type Exchanged, type PendingAck, type Reserved } from '../consume/reserver.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from './list-scan.js';
 import { redisRules } from './rules.js';
@@ -116,12 +115,17 @@ class LegacyReserver extends Reserver {
         ...acks.flatMap((a) => a.args),
         ...tokens,
       ]),
-    )) as [number[], Buffer[]];
-    const [acked, raws] = reply;
+    )) as [number[], Buffer[], number];
+    const [acked, raws, depth] = reply;
     const deliveries = raws.map(
       (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.options, this.logger),
     );
-    return { acked: acked.map((n) => n === 1), deliveries };
+    return { acked: acked.map((n) => n === 1), deliveries, depth };
+  }
+
+  async giveBack(deliveries: readonly Reserved[]): Promise<number> {
+    const args = deliveries.flatMap((d) => d.withdraw());
+    return Number(await slotGuard(this.queue, SCRIPTS.legacyGiveBack.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], args)));
   }
 
   /** The sleep-poll: 100 ms, doubling after every empty poll, capped at 1 s. */
@@ -139,7 +143,7 @@ class LegacyReserver extends Reserver {
  * One reservation. The stored value (a bare envelope or a `__bq_frame`) is the
  * handle: `LREM` removes it and the deadline member holds it after the token.
  */
-class LegacyDelivery implements Delivery {
+class LegacyDelivery implements Reserved {
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, string>>;
   private readonly framed: boolean;
@@ -172,6 +176,11 @@ class LegacyDelivery implements Delivery {
   settle(decision: Decision): Promise<void> {
     this.stopRenewing();
     return this.once.run(decision, (d) => this.execute(d));
+  }
+
+  withdraw(): readonly Buffer[] {
+    this.stopRenewing();
+    return [this.member, this.raw];
   }
 
   private async execute(decision: Decision): Promise<void> {

@@ -3,8 +3,10 @@
 -- ARGV[1] now (epoch seconds)   ARGV[2] deadline score ('+inf' when retry_after is null)
 -- ARGV[3] number of acks A, then A pairs (deadline member, raw value)
 -- ARGV[4 + 2A ..] one 32-hex token per element wanted
--- Returns {acked, reserved}: acked[i] is 1, or 0 when that reservation had
--- already expired (nothing is touched); reserved holds the raw values, oldest first.
+-- Returns {acked, reserved, depth}: acked[i] is 1, or 0 when that reservation had
+-- already expired (nothing is touched); reserved holds the raw values, oldest
+-- first; depth is the ready list's length afterwards (-1 when nothing was asked
+-- for), which sizes the caller's next batch.
 
 local acks = tonumber(ARGV[3])
 local acked = {}
@@ -21,7 +23,7 @@ end
 local first = 4 + 2 * acks
 local reserved = {}
 if first > #ARGV then
-  return {acked, reserved}
+  return {acked, reserved, -1}
 end
 
 -- Sweep: every expired body goes back byte for byte (attempts untouched).
@@ -41,4 +43,4 @@ for i = first, #ARGV do
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[i] .. ':' .. raw)
   reserved[#reserved + 1] = raw
 end
-return {acked, reserved}
+return {acked, reserved, redis.call('LLEN', KEYS[1])}

@@ -3,9 +3,14 @@
 -- ARGV[1] now (epoch seconds)   ARGV[2] reservation deadline score ('+inf' allowed)
 -- ARGV[3] migration batch size (-1 = no limit)   ARGV[4] '1' to recover expired :reserved
 -- ARGV[5] how many jobs to pop at most   ARGV[6] number of acks A, then A :reserved members
--- Returns {acked, popped}: acked[i] is 1, or 0 when that member was already gone;
+-- Returns {acked, popped, depth}: acked[i] is 1, or 0 when that member was already gone;
 -- popped is a flat list of triples {job, member, decoded}, decoded 1 when the
--- job went through cjson, 0 when it did not (the member is then the raw job).
+-- job went through cjson, 0 when it did not (the member is then the raw job);
+-- depth is the ready list's length afterwards (-1 when nothing was asked for),
+-- which sizes the caller's next batch.
+-- Each element is popped exactly as Laravel's pop does it (LPOP, :reserved
+-- member with attempts + 1, one notify token), so Laravel and this script
+-- share every key; a batch is only several pops in one call.
 
 local acked = {}
 for i = 1, tonumber(ARGV[6]) do
@@ -15,7 +20,7 @@ end
 local wanted = tonumber(ARGV[5])
 local popped = {}
 if wanted < 1 then
-  return {acked, popped}
+  return {acked, popped, -1}
 end
 
 local function migrate(from)
@@ -66,4 +71,4 @@ for _ = 1, wanted do
   popped[#popped + 1] = member
   popped[#popped + 1] = decoded
 end
-return {acked, popped}
+return {acked, popped, redis.call('LLEN', KEYS[1])}
