@@ -1,7 +1,7 @@
 import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
 import { isFatal } from '../errors.js';
 import { MAX_BATCH, readAhead } from './read-ahead.js';
-import type { Reserved, Reserver } from './reserver.js';
+import { NOTHING, type Reserved, type Reserver, type Want } from './reserver.js';
 import { aborted, Notifier } from './signal.js';
 import { sleep } from './wait.js';
 
@@ -44,16 +44,20 @@ export async function consumeLoop(
   let fatal: unknown;
 
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - taken - buffer.length - reserver.reserving);
-  /** What to reserve once `acking` in-flight deliveries complete: free slots plus read-ahead, less what is held or asked for. */
-  const wanted = (acking: number) =>
-    Math.max(0, Math.min(
-      concurrency + readAhead(concurrency, reserver.depth) - (inFlight - acking) - buffer.length - reserver.reserving,
-      left(),
-      MAX_BATCH,
-    ));
+  const ahead = readAhead(concurrency);
+  /**
+   * What to reserve once `acking` in-flight deliveries complete: the free
+   * slots and the read-ahead, less what is held or already asked for.
+   */
+  const wanted = (acking: number): Want => {
+    const room = Math.min(left(), MAX_BATCH);
+    const held = inFlight - acking + buffer.length + reserver.reserving;
+    const slots = Math.max(0, Math.min(concurrency - held, room));
+    return { slots, ahead: Math.max(0, Math.min(concurrency + ahead - held, room) - slots) };
+  };
   reserver.attach({
     busy: () => inFlight,
-    demand: (acking) => (running && !signal.aborted ? wanted(acking) : 0),
+    demand: (acking) => (running && !signal.aborted ? wanted(acking) : NOTHING),
     deliver: (deliveries) => {
       buffer.push(...deliveries);
       delivered.fire();
@@ -100,7 +104,7 @@ export async function consumeLoop(
         continue;
       }
       const want = wanted(0);
-      if (want <= 0) {
+      if (want.slots + want.ahead <= 0) {
         await Promise.race([settled.next(), delivered.next(), stop]);
         continue;
       }

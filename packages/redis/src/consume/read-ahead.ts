@@ -2,13 +2,13 @@
 export const MAX_BATCH = 64;
 
 /**
- * How many deliveries a consume loop keeps reserved beyond its free slots (its
- * read-ahead), from its concurrency and the ready list's length at the last
- * reserve. A deep queue gets up to one more set of slots, so handlers finishing
- * take their next delivery at once while the script call that acks them and
- * refills the read-ahead is on its way; a shallow or empty queue gets none, so
- * several consumers share a short queue instead of one holding it.
+ * How many deliveries a consume loop may hold reserved beyond its free slots
+ * (its read-ahead): one more set of slots. The reserve scripts take only half
+ * of what the ready list holds beyond the slots they serve, so a deep queue
+ * fills the read-ahead and a short one is left for other consumers. With it,
+ * handlers finishing take their next delivery at once while the script call
+ * that acks them and refills the read-ahead is on its way.
  */
-export function readAhead(concurrency: number, depth: number): number {
-  return Math.max(0, Math.min(concurrency, depth));
+export function readAhead(concurrency: number): number {
+  return concurrency;
 }

@@ -15,7 +15,7 @@ import { legacyKeys, type LegacyKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
-import { Reserver, type Exchanged, type PendingAck, type Reserved } from '../consume/reserver.js';
+import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from './list-scan.js';
 import { redisRules } from './rules.js';
@@ -104,23 +104,24 @@ class LegacyReserver extends Reserver {
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'legacy' });
   }
 
-  protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
-    const tokens = max > 0 ? reservationTokens(max) : [];
+  protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
+    const tokens = reservationTokens(want.slots + want.ahead);
     const reply = (await slotGuard(
       this.queue,
       SCRIPTS.legacyReserve.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], [
         nowSeconds(),
         deadlineScore(this.options.retryAfter),
+        want.slots,
         acks.length,
         ...acks.flatMap((a) => a.args),
         ...tokens,
       ]),
-    )) as [number[], Buffer[], number];
-    const [acked, raws, depth] = reply;
+    )) as [number[], Buffer[]];
+    const [acked, raws] = reply;
     const deliveries = raws.map(
       (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.options, this.logger),
     );
-    return { acked: acked.map((n) => n === 1), deliveries, depth };
+    return { acked: acked.map((n) => n === 1), deliveries };
   }
 
   async giveBack(deliveries: readonly Reserved[]): Promise<number> {

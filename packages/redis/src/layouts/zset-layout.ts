@@ -13,7 +13,7 @@ import { duplicate } from '../connect.js';
 import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
-import { Reserver, type Exchanged, type PendingAck, type Reserved } from '../consume/reserver.js';
+import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import { sleep, untilAborted } from '../consume/wait.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
@@ -117,7 +117,7 @@ class ZsetReserver extends Reserver {
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'zset' });
   }
 
-  protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
+  protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
     const { ready, delayed, reserved, notify } = this.keys;
     const { retryAfter, migrationBatchSize } = this.options;
     const reply = (await slotGuard(
@@ -127,12 +127,13 @@ class ZsetReserver extends Reserver {
         deadlineScore(retryAfter),
         migrationBatchSize,
         retryAfter === null ? '0' : '1',
-        max,
+        want.slots,
+        want.ahead,
         acks.length,
         ...acks.map((a) => a.args[0]!),
       ]),
-    )) as [number[], (Buffer | number)[], number];
-    const [acked, flat, depth] = reply;
+    )) as [number[], (Buffer | number)[]];
+    const [acked, flat] = reply;
     const deliveries: Reserved[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const poison = flat[i + 2] === 1 ? undefined : POISON;
@@ -140,7 +141,7 @@ class ZsetReserver extends Reserver {
       const stopRenewing = retryAfter === null ? () => undefined : this.hold(renewal(this.client, reserved, member, retryAfter));
       deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, member, poison, this.logger, this.keysOf, stopRenewing));
     }
-    return { acked: acked.map((n) => n === 1), deliveries, depth };
+    return { acked: acked.map((n) => n === 1), deliveries };
   }
 
   async giveBack(deliveries: readonly Reserved[]): Promise<number> {

@@ -1,29 +1,31 @@
--- Legacy layout: settle finished acks, sweep expired reservations, then move up to N heads.
+-- Legacy layout: settle finished acks, sweep expired reservations, then move
+-- heads: one per free slot, then read-ahead while the queue is deep.
 -- KEYS[1] <name>   KEYS[2] <name>:processing   KEYS[3] <name>:processing:deadlines
 -- ARGV[1] now (epoch seconds)   ARGV[2] deadline score ('+inf' when retry_after is null)
--- ARGV[3] number of acks A, then A pairs (deadline member, raw value)
--- ARGV[4 + 2A ..] one 32-hex token per element wanted
--- Returns {acked, reserved, depth}: acked[i] is 1, or 0 when that reservation had
--- already expired (nothing is touched); reserved holds the raw values, oldest
--- first; depth is the ready list's length afterwards (-1 when nothing was asked
--- for), which sizes the caller's next batch.
+-- ARGV[3] free slots S   ARGV[4] number of acks A, then A pairs (deadline member, raw value)
+-- ARGV[5 + 2A ..] one 32-hex token per element wanted: S for the slots, then
+-- at most R for the read-ahead, of which it takes half of what is left on the
+-- ready list once the slots are served (a short queue stays for other consumers).
+-- Returns {acked, reserved}: acked[i] is 1, or 0 when that reservation had
+-- already expired (nothing is touched); reserved holds the raw values, oldest first.
 
-local acks = tonumber(ARGV[3])
+local slots = tonumber(ARGV[3])
+local acks = tonumber(ARGV[4])
 local acked = {}
 for i = 0, acks - 1 do
   -- First the member: if it is gone the reservation expired and belongs to someone else now.
-  if redis.call('ZREM', KEYS[3], ARGV[4 + 2 * i]) == 1 then
-    redis.call('LREM', KEYS[2], 1, ARGV[5 + 2 * i])
+  if redis.call('ZREM', KEYS[3], ARGV[5 + 2 * i]) == 1 then
+    redis.call('LREM', KEYS[2], 1, ARGV[6 + 2 * i])
     acked[#acked + 1] = 1
   else
     acked[#acked + 1] = 0
   end
 end
 
-local first = 4 + 2 * acks
+local first = 5 + 2 * acks
 local reserved = {}
 if first > #ARGV then
-  return {acked, reserved, -1}
+  return {acked, reserved}
 end
 
 -- Sweep: every expired body goes back byte for byte (attempts untouched).
@@ -37,10 +39,16 @@ for _, member in ipairs(due) do
   redis.call('ZREM', KEYS[3], member)
 end
 
-for i = first, #ARGV do
+local last = math.min(#ARGV, first + slots - 1)
+if last < #ARGV then
+  -- Read-ahead: FIFO all the same, these are the next heads.
+  local spare = math.floor((redis.call('LLEN', KEYS[1]) - slots) / 2)
+  last = math.min(#ARGV, last + math.max(0, spare))
+end
+for i = first, last do
   local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not raw then break end
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[i] .. ':' .. raw)
   reserved[#reserved + 1] = raw
 end
-return {acked, reserved, redis.call('LLEN', KEYS[1])}
+return {acked, reserved}
