@@ -30,7 +30,9 @@ import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { RedisTransport, type RedisLayout } from '@babelqueue/redis';
 
 const URL_ = process.env.BABELQUEUE_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const N = Number(process.argv[2] ?? 10_000);
+const MESSAGES = Number(process.argv[2] ?? 10_000);
+/** Messages per run: a small warm-up first (JIT, connections, scripts loaded), then MESSAGES. */
+let N = Math.min(2000, MESSAGES);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const MODES = (process.argv[4] ?? 'publish,consume').split(',');
 const URN = 'urn:babel:orders:created';
@@ -225,6 +227,18 @@ const record = (key: string, run: Run) => {
   process.stderr.write(`${key}: ${run.rate} msgs/s, ${run.cpuUs} µs CPU/msg\n`);
 };
 const key = (mode: string, layout: string, c: number, side: Side) => `${mode} ${layout} c=${c} ${side}`;
+
+// Warm-up, not recorded: the first runs in a process pay for the JIT and for loading the scripts.
+for (const layout of LAYOUTS) {
+  await appConsume(layout, 16);
+  await rawConsume(layout, 16);
+  if (MODES.includes('publish')) {
+    await appPublish(layout, 16);
+    await rawPublish(layout, 16);
+  }
+}
+await bullConsume(16);
+N = MESSAGES;
 
 // Round after round, every side of every measurement once, so a load swing hits all alike.
 for (let r = 0; r < ROUNDS; r++) {
