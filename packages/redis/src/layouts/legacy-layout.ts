@@ -181,7 +181,7 @@ class LegacyDelivery implements Reserved {
 
   withdraw(): readonly Buffer[] {
     this.stopRenewing();
-    return [this.member, this.raw];
+    return [this.member];
   }
 
   private async execute(decision: Decision): Promise<void> {
@@ -190,7 +190,7 @@ class LegacyDelivery implements Reserved {
       case 'ack':
       case 'drop':
         // Rides on the next reserve call of the loop (one round trip for both).
-        this.expiredUnless((await this.reserver.ack([this.member, this.raw])) ? 1 : 0, decision.kind);
+        this.expiredUnless((await this.reserver.ack([this.member])) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
         // No delayed set: the copy goes straight back whatever the delay says.

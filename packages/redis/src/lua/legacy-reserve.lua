@@ -2,8 +2,9 @@
 -- heads: one per free slot, then read-ahead while the queue is deep.
 -- KEYS[1] <name>   KEYS[2] <name>:processing   KEYS[3] <name>:processing:deadlines
 -- ARGV[1] now (epoch seconds)   ARGV[2] deadline score ('+inf' when retry_after is null)
--- ARGV[3] free slots S   ARGV[4] number of acks A, then A pairs (deadline member, raw value)
--- ARGV[5 + 2A ..] one 32-hex token per element wanted: S for the slots, then
+-- ARGV[3] free slots S   ARGV[4] number of acks A, then A deadline members
+-- (the raw value is the member from byte 34: it is not sent twice)
+-- ARGV[5 + A ..] one 32-hex token per element wanted: S for the slots, then
 -- at most R for the read-ahead, of which it takes half of what is left on the
 -- ready list once the slots are served (a short queue stays for other consumers).
 -- Returns {acked, reserved}: acked[i] is 1, or 0 when that reservation had
@@ -12,17 +13,17 @@
 local slots = tonumber(ARGV[3])
 local acks = tonumber(ARGV[4])
 local acked = {}
-for i = 0, acks - 1 do
+for i = 5, 4 + acks do
   -- First the member: if it is gone the reservation expired and belongs to someone else now.
-  if redis.call('ZREM', KEYS[3], ARGV[5 + 2 * i]) == 1 then
-    redis.call('LREM', KEYS[2], 1, ARGV[6 + 2 * i])
+  if redis.call('ZREM', KEYS[3], ARGV[i]) == 1 then
+    redis.call('LREM', KEYS[2], 1, string.sub(ARGV[i], 34))
     acked[#acked + 1] = 1
   else
     acked[#acked + 1] = 0
   end
 end
 
-local first = 5 + 2 * acks
+local first = 5 + acks
 local reserved = {}
 if first > #ARGV then
   return {acked, reserved}
