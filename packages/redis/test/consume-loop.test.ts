@@ -267,6 +267,33 @@ for (const layout of ['legacy', 'zset'] as const) {
       await consuming;
     });
 
+    it('close() while consuming gives the read-ahead back before the connection goes; running deliveries stay reserved', async () => {
+      const q = uniqueQueue(`${layout}-close-giveback`);
+      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
+      const bodies = Array.from({ length: 20 }, (_, i) => envelopeBody(URN, { i }));
+      for (const body of bodies) await redis.rpush(ready(q), body);
+      let handled = 0;
+      let held = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      // Running until after close(), never settled: the two running deliveries are left to their reservation.
+      const consuming = t.consume(q, async () => {
+        held = Math.max(held, await redis.zcard(reservedKey(q)));
+        handled++;
+        await gate;
+      }, { concurrency: 2, signal: new AbortController().signal });
+      try {
+        await until(() => handled === 2, 20_000, 'both slots to run');
+        assert.equal(held, 4, 'two running and two read ahead');
+        await t.close();
+      } finally {
+        release();
+      }
+      await consuming;
+      assert.equal(await redis.zcard(reservedKey(q)), 2, 'only the two handed over stay reserved');
+      assert.deepEqual(await redis.lrangeBuffer(ready(q), 0, -1), bodies.slice(2), 'the read-ahead is back at the head, in order');
+    });
+
     it('refuses a concurrency that is not a positive integer', async () => {
       const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
       await assert.rejects(t.consume('x', async () => {}, { concurrency: 0, signal: new AbortController().signal }), RangeError);

@@ -134,6 +134,7 @@ export async function consumeLoop(
   } finally {
     running = false;
     if (signal.aborted) await giveBack();
+    reserver.markStopped();
     // What is still reserved is handed over (a drain limit); then everything settles.
     while (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) {
       pump();

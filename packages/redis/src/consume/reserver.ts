@@ -57,10 +57,18 @@ const IDLE: LoopLink = { busy: () => 0, demand: () => NOTHING, deliver: () => {}
 export abstract class Reserver {
   /** Deliveries asked for (at most) by script calls still in flight. */
   reserving = 0;
+  /** Settles once the consume loop stopped reserving and tried to give its read-ahead back. */
+  readonly stopped: Promise<void>;
+  /** Called by the consume loop when it has stopped reserving and tried to give its read-ahead back. */
+  markStopped: () => void = () => undefined;
   private pending: PendingAck[] = [];
   private flushSoon = false;
   private flushLater = false;
   private link: LoopLink = IDLE;
+
+  constructor() {
+    this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+  }
 
   /** One script call: settle `acks` in order, then reserve what `want` says. */
   protected abstract exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged>;
