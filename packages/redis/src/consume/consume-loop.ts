@@ -2,7 +2,7 @@ import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
 import { isFatal } from '../errors.js';
 import { MAX_BATCH, readAhead } from './read-ahead.js';
 import { NOTHING, type Reserved, type Reserver, type Want } from './reserver.js';
-import { aborted, Notifier } from './signal.js';
+import { Notifier } from './signal.js';
 import { sleep } from './wait.js';
 
 /**
@@ -35,7 +35,13 @@ export async function consumeLoop(
   const buffer: Reserved[] = [];
   const delivered = new Notifier();
   const settled = new Notifier();
-  const stop = aborted(signal);
+  // An abort wakes the waits below. (Racing a never-settling abort promise in
+  // every wait would pile one reaction per wait onto it until the loop ends.)
+  const wake = () => {
+    settled.fire();
+    delivered.fire();
+  };
+  signal.addEventListener('abort', wake, { once: true });
   let inFlight = 0;
   let taken = 0;
   let lastActivity = Date.now();
@@ -100,12 +106,12 @@ export async function consumeLoop(
       pump();
       if (signal.aborted || (maxMessages !== undefined && taken >= maxMessages)) break;
       if (inFlight >= concurrency || reserver.reserving > 0) {
-        await Promise.race([settled.next(), delivered.next(), stop]);
+        await Promise.race([settled.next(), delivered.next()]);
         continue;
       }
       const want = wanted(0);
       if (want.slots + want.ahead <= 0) {
-        await Promise.race([settled.next(), delivered.next(), stop]);
+        await Promise.race([settled.next(), delivered.next()]);
         continue;
       }
       const quiet = Date.now() - lastActivity;
@@ -141,6 +147,7 @@ export async function consumeLoop(
       if (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) await Promise.race([settled.next(), delivered.next()]);
     }
     reserver.detach();
+    signal.removeEventListener('abort', wake);
   }
   if (fatal !== undefined) throw fatal;
 }
