@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApp, CapabilityError, type AppOptions } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
-import { RedisTransport, type RedisLayout } from '../src/index.js';
+import { RedisTransport, unframe, type RedisLayout } from '../src/index.js';
 import { broker, captureLogger, envelopeBody, inspector, now, uniqueQueue, withScores } from './support/redis.js';
 
 const b = broker('redis');
@@ -98,7 +98,10 @@ for (const layout of ['legacy', 'zset'] as const) {
             assert.equal(handled, 0);
             const records = await redis.lrangeBuffer(keys.dlq(dlq), 0, -1);
             assert.equal(records.length, 1, `one record in ${dlq}`);
-            const record = JSON.parse(records[0]!.toString()) as DeadLetterRecord;
+            // A frame's riders ride its record, framed again; a bare body gives a bare record.
+            const stored = unframe(records[0]!);
+            assert.deepEqual(stored.headers, layout === 'legacy' ? unframe(raw).headers : {}, 'the riders ride the record');
+            const record = JSON.parse(stored.body.toString()) as DeadLetterRecord;
             assert.equal(record.dead_letter.reason, 'poison');
             assert.equal(record.dead_letter.original_queue, q);
             assert.equal(record.dead_letter.attempts, 1);
