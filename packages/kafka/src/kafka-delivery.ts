@@ -55,6 +55,8 @@ export class KafkaDelivery implements Delivery {
    * pass it to `KafkaTransport.publishRaw(…, { key })` to keep it byte for byte.
    */
   readonly key: Buffer | null;
+  /** True for a null value (a tombstone): `body` is empty, and a write-back (redrive restore) writes null again. */
+  readonly nullValue: boolean;
   /** Where this delivery stands; only `settled` lets its offset be committed. */
   state: DeliveryState = 'pending';
   /** Why the record was left unsettled, when it was. */
@@ -66,6 +68,7 @@ export class KafkaDelivery implements Delivery {
     private readonly ctx: DeliveryContext,
   ) {
     this.body = record.value ?? Buffer.alloc(0);
+    this.nullValue = record.value === null;
     this.key = record.key;
     this.headers = deliveryHeaders(record.headers);
     const version = kafkaSchemaVersion(record.headers);

@@ -10,6 +10,7 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type RawPublishOptions,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -174,15 +175,20 @@ export class KafkaTransport implements Transport {
 
   /**
    * Writes a record as is (tools, redrive): `body` and `headers` unchanged,
-   * `key` byte for byte (null when not given).
+   * `key` byte for byte (null when not given); with `nullValue` the value is
+   * null (a tombstone written back as one), and `body` must be empty.
    */
   async publishRaw(
     queue: string,
     body: Buffer,
     headers: Readonly<Record<string, string>> = {},
-    options: { readonly key?: Buffer | null } = {},
+    options: RawPublishOptions = {},
   ): Promise<void> {
-    await this.connection.write({ topic: queue, value: body, key: options.key ?? null, headers: { ...headers } });
+    if (options.nullValue === true && body.length > 0) {
+      throw new ConfigurationError(`publishRaw to ${queue}: nullValue writes a null value, but a ${body.length}-byte body was given`);
+    }
+    const value = options.nullValue === true ? null : body;
+    await this.connection.write({ topic: queue, value, key: options.key ?? null, headers: { ...headers } });
   }
 
   /**
