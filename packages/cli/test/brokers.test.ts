@@ -137,10 +137,10 @@ describe('babelqueue on sqs', { skip: sqsLab.skip }, () => {
     assert.equal(show.code, 0, show.err);
     assert.equal(jsonLines(show.out)[0]!.dead_letter.error, 'Payment gateway timeout');
 
-    const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--idle-ms', '1000', '--json']);
+    const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
     assert.equal(done.code, 0, done.err);
     assert.equal(jsonLines(done.out)[0]!.redriven, 1);
-    const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', '3000', '--json']);
+    const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
     assert.equal(consumed.code, 0, consumed.err);
     const [envelope] = jsonLines(consumed.out);
     assert.equal(envelope!.meta.id, id);
