@@ -313,16 +313,31 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       }
     });
 
-    it('FIFO: order kept, group and deduplication ids per message', async () => {
+    it('FIFO: order kept (one batch call at a time), group and deduplication ids per message', async () => {
       const { name: queue, url } = await raw.fresh('many-fifo', { fifo: true });
-      const { transport: t } = transport();
+      // A client of our own, counting the batch calls in flight at once.
+      const client = new SQSClient({ endpoint: sqs.url!, region: REGION, credentials: CREDENTIALS });
+      let inFlight = 0;
+      let most = 0;
+      client.middlewareStack.add((next) => async (args) => {
+        if ((args.input as { Entries?: unknown[] }).Entries === undefined) return next(args);
+        most = Math.max(most, ++inFlight);
+        try {
+          return await next(args);
+        } finally {
+          inFlight -= 1;
+        }
+      }, { step: 'initialize' });
+      const { transport: t } = transport({ client });
       const messages = many(queue, 12);
       try {
         assert.ok((await t.publishMany([...messages, messages[0]!])).every((r) => r.ok), 'every message accepted');
       } finally {
         await t.close();
+        client.destroy();
       }
-      const got = await raw.drain(url);
+      assert.equal(most, 1, 'a later batch never overtakes an earlier one');
+      const got = await raw.drain(url, messages.length);
       assert.deepEqual(got.map((m) => m.Body), messages.map((m) => m.body.toString()), 'in order, the repeated first one deduplicated');
     });
   });
