@@ -223,7 +223,7 @@ export class KafkaTransport implements Transport {
     this.running.add(stop);
 
     const drain = new DrainWatch(options, () => stop.abort());
-    const context = { write: (r: RecordWrite) => this.connection.write(r), retryTiersMs };
+    const context = { write: (r: RecordWrite) => this.connection.write(r), retryTiersMs, logger: this.logger };
     const handle = async (record: KafkaMessage, topic: string, partition: number): Promise<RecordResult> => {
       const delivery = new KafkaDelivery(topic, record, context);
       drain.started();
