@@ -77,9 +77,11 @@ describe('Kafka first start on a fresh topic (real broker)', { skip: kafka.skip 
     assert.equal(await lab.exists(`${dlq}.dlq`), false, 'no DLQ of a DLQ');
   });
 
-  it('a worker on a DLQ with retry tiers configured leaves a failed record for redelivery, never on a tier of the DLQ', async () => {
+  it('a worker on a DLQ with retry tiers configured drops poison and leaves a failed record for redelivery, never on a tier of the DLQ', async () => {
     const dlq = `${uniqueQueue('first-start')}.dlq`;
     await lab.createTopics([{ topic: dlq }]);
+    // Poison ahead of the envelope: with no tier to retry on it must not block the partition.
+    await lab.produce(dlq, [{ value: Buffer.from('{"raw":"not json","dead_letter":{"reason":"poison"}}') }]);
     const attempts: number[] = [];
     const app = createApp({ transport: lab.transport({ retryTiersMs: [200, 1000], redeliveryDelayMs: 100 }), queue: dlq, maxAttempts: 3, logger: silentLogger })
       .handle(URN, (_data, message) => {
