@@ -246,7 +246,9 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, async (_d, msg) => {
       active += 1;
       maxActive = Math.max(maxActive, active);
-      await new Promise((r) => setTimeout(r, 30));
+      // Hold until the other partition's record runs beside this one (bounded): the partitions'
+      // fetches need not arrive together, so a fixed sleep would race them.
+      await until(() => maxActive >= 2, 20_000).catch(() => undefined);
       seen.push(msg.id);
       active -= 1;
     });
@@ -279,6 +281,8 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
           sameMax = Math.max(sameMax, sameActive);
           sameOrder.push(msg.id);
         }
+        // Hold until a second record runs beside this one (bounded), then a little longer so an overlap would show.
+        await until(() => maxActive >= 2, 20_000).catch(() => undefined);
         await new Promise((r) => setTimeout(r, 30));
         if (same) sameActive -= 1;
         active -= 1;
