@@ -8,6 +8,8 @@ import {
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -16,6 +18,7 @@ import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
 import { isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
+import { countByPeeking, peekQueue } from './peek.js';
 import { toServiceBusMessage } from './properties.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
@@ -159,6 +162,26 @@ export class AzureServiceBusTransport implements Transport {
     } finally {
       await receiver.close();
     }
+  }
+
+  /**
+   * Reads the messages of `queue` from `offset` on without locking or
+   * counting a delivery: `peekMessages` by sequence number, a batch at a time
+   * (see {@link peekQueue}). Headers are the application properties.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    this.assertOpen();
+    yield* peekQueue(await this.connection.get(), queue, options);
+  }
+
+  /**
+   * How many messages {@link scan} would read, counted by peeking them all
+   * (the runtime counts of the administration API need the Manage right and
+   * its HTTP endpoint; a peek needs only Listen).
+   */
+  async depth(queue: string): Promise<number> {
+    this.assertOpen();
+    return countByPeeking(await this.connection.get(), queue);
   }
 
   /** Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones stay. */
