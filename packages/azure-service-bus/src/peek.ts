@@ -1,5 +1,6 @@
 import { isServiceBusError, type ServiceBusClient, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import type { ScannedRecord, ScanOptions } from '@babelqueue/core';
+import Long from 'long';
 import { bodyBytes, plainProperties } from './properties.js';
 
 /** Messages one peek asks for. */
@@ -11,7 +12,8 @@ type SequenceNumber = NonNullable<ServiceBusReceivedMessage['sequenceNumber']>;
  * The messages of `queue` from its head, oldest first, read with the SDK's
  * `peekMessages` (no lock, no delivery counted) in batches of
  * {@link PEEK_BATCH}, each batch asked from the sequence number after the
- * last one read (`fromSequenceNumber`). Sequence numbers are not dense, so
+ * last one read (`fromSequenceNumber`, always given: without it the SDK goes
+ * on after the last message any receiver of the entity peeked). Sequence numbers are not dense, so
  * `offset` is reached by peeking past the first records. What a peek sees is
  * what the scan reads: active messages and, as Service Bus peeks them, locked,
  * deferred and scheduled ones. A queue that does not exist reads as empty.
@@ -21,7 +23,7 @@ export async function* peekQueue(client: ServiceBusClient, queue: string, option
   const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true });
   try {
     let index = 0;
-    let from: SequenceNumber | undefined;
+    let from: SequenceNumber = Long.ONE;
     for (;;) {
       if (options.signal?.aborted) return;
       const batch = await peekBatch(receiver, from, options.signal);
@@ -47,9 +49,9 @@ export async function countByPeeking(client: ServiceBusClient, queue: string): P
   return count;
 }
 
-async function peekBatch(receiver: ServiceBusReceiver, from: SequenceNumber | undefined, signal: AbortSignal | undefined): Promise<ServiceBusReceivedMessage[]> {
+async function peekBatch(receiver: ServiceBusReceiver, from: SequenceNumber, signal: AbortSignal | undefined): Promise<ServiceBusReceivedMessage[]> {
   try {
-    return await receiver.peekMessages(PEEK_BATCH, { ...(from === undefined ? {} : { fromSequenceNumber: from }), ...(signal ? { abortSignal: signal } : {}) });
+    return await receiver.peekMessages(PEEK_BATCH, { fromSequenceNumber: from, ...(signal ? { abortSignal: signal } : {}) });
   } catch (error) {
     if (isServiceBusError(error) && error.code === 'MessagingEntityNotFound') return [];
     if (signal?.aborted) return [];

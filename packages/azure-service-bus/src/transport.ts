@@ -151,17 +151,15 @@ export class AzureServiceBusTransport implements Transport {
     await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.options }));
   }
 
-  /** Up to `max` messages from the head of `queue` without locking them (`peekMessages`). */
+  /** Up to `max` bodies from the head of `queue` without locking them: the first records of {@link scan}. */
   async browse(queue: string, max: number): Promise<Buffer[]> {
-    this.assertOpen();
-    const client = await this.connection.get();
-    const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true });
-    try {
-      const peeked = await receiver.peekMessages(max);
-      return peeked.map((m) => (Buffer.isBuffer(m.body) ? m.body : Buffer.from(typeof m.body === 'string' ? m.body : JSON.stringify(m.body))));
-    } finally {
-      await receiver.close();
+    const bodies: Buffer[] = [];
+    if (max <= 0) return bodies;
+    for await (const record of this.scan(queue)) {
+      bodies.push(record.body);
+      if (bodies.length >= max) break;
     }
+    return bodies;
   }
 
   /**
