@@ -103,6 +103,7 @@ for (const target of BROKERS) {
         const session = await client.open();
         assert.equal(session.reads, target.reads);
         assert.equal(session.can.remove, target.method === 'remove');
+        assert.equal(session.removes, target.method === 'remove' ? 'in-place' : 'take-and-restore', 'the page says how chosen records leave the DLQ');
 
         const listed = await client.get('/api/records', { dlq });
         assert.equal(listed.status, 200, JSON.stringify(listed.body));
