@@ -103,8 +103,10 @@ export async function consumeLoop(
 
   try {
     for (;;) {
+      // Nothing more is handed over once aborted: what arrived meanwhile is given back.
+      if (signal.aborted) break;
       pump();
-      if (signal.aborted || (maxMessages !== undefined && taken >= maxMessages)) break;
+      if (maxMessages !== undefined && taken >= maxMessages) break;
       if (inFlight >= concurrency || reserver.reserving > 0) {
         await Promise.race([settled.next(), delivered.next()]);
         continue;
