@@ -11,6 +11,9 @@
  * - consume: basic.consume, prefetch `prefetch`, manual ack per message. Raw:
  *   parse the JSON body and ack; App: app.consume in `consume` mode with a no-op
  *   handler (version gate, decode, validate, route, settle).
+ * - publishMany: batches of `prefetch`, persistent and confirmed. Raw: every
+ *   message of a batch sent on a ConfirmChannel, then its confirms awaited;
+ *   App: app.publishMany of the batch (one confirm window).
  * - get: basic.get + ack, one at a time (the spec's documented mode). Raw: get,
  *   parse, ack; App: `get` mode, concurrency 1, on a tenth of the messages.
  */
@@ -81,6 +84,23 @@ async function rawPublish(queue: string, count: number): Promise<void> {
   await channel.close();
 }
 
+async function rawPublishBatched(queue: string, count: number): Promise<void> {
+  const channel: ConfirmChannel = await model.createConfirmChannel();
+  for (let i = 0; i < count; i += PREFETCH) {
+    const batch = Array.from({ length: Math.min(PREFETCH, count - i) }, (_, k) => rawMessage(queue, i + k));
+    await Promise.all(batch.map(({ body, properties }) => new Promise<void>((resolve, reject) =>
+      channel.sendToQueue(queue, body, properties, (error) => (error ? reject(error) : resolve())),
+    )));
+  }
+  await channel.close();
+}
+
+async function appPublishMany(publisher: ReturnType<typeof app>, count: number): Promise<void> {
+  for (let i = 0; i < count; i += PREFETCH) {
+    await publisher.publishMany(URN, Array.from({ length: Math.min(PREFETCH, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
+  }
+}
+
 async function rawConsume(queue: string, count: number): Promise<void> {
   const channel = await model.createChannel();
   await channel.prefetch(PREFETCH);
@@ -117,6 +137,7 @@ function app(queue: string, mode: 'consume' | 'get') {
 
 const rounds = {
   publish: { raw: [] as Sample[], app: [] as Sample[] },
+  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
   get: { raw: [] as Sample[], app: [] as Sample[] },
 };
@@ -132,6 +153,16 @@ for (let round = 0; round < ROUNDS; round++) {
   rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
   rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
   await publisher.close();
+
+  // batched publish (confirm window per batch)
+  const rawBatchQueue = await fresh('raw-batch');
+  rounds.publishMany.raw.push(await timed(N, () => rawPublishBatched(rawBatchQueue, N)));
+  await admin.purgeQueue(rawBatchQueue);
+  const appBatchQueue = await fresh('app-batch');
+  const batcher = app(appBatchQueue, 'consume');
+  rounds.publishMany.app.push(await timed(N, () => appPublishMany(batcher, N)));
+  await batcher.close();
+  await admin.purgeQueue(appBatchQueue);
 
   // basic.get + ack
   const rawGetQueue = await fresh('raw-get');
@@ -167,6 +198,7 @@ console.log(JSON.stringify({
   getMessages: GET_N,
   prefetch: PREFETCH,
   publishConfirmed: summary('publish'),
+  publishMany: summary('publishMany'),
   consumePrefetch: summary('consume'),
   basicGet: summary('get'),
   node: process.version,
