@@ -8,6 +8,9 @@
  * - produce: one record per send, acks=all, at most `window` sends in flight.
  *   Raw: producer.send with the projection's headers and timestamp; App:
  *   app.publish (also makes and encodes the envelope).
+ * - publishMany: batches of `window` records, one produce call each, acks=all.
+ *   Raw: producer.send of the batch's records (made and encoded here too);
+ *   App: app.publishMany of the batch. CPU µs per message beside msgs/s.
  * - consume: autoCommit off, process-then-commit per partition, one record at a
  *   time in offset order, `partitions` partitions in parallel, commit at each
  *   batch end and at least every second. Raw: JSON.parse + resolveOffset +
@@ -70,6 +73,45 @@ async function appProduce(topic: string): Promise<number> {
   return rate(N, ms);
 }
 
+/** Msgs/s and this process's CPU µs per message of `run` (which sends `N` messages). */
+async function cpuTimed(run: () => Promise<void>): Promise<{ msgsPerSec: number; cpuUsPerMsg: number }> {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await run();
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { msgsPerSec: rate(N, ms), cpuUsPerMsg: Number(((used.user + used.system) / N).toFixed(1)) };
+}
+
+async function rawProduceBatched(topic: string) {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const sample = await cpuTimed(async () => {
+    for (let i = 0; i < N; i += WINDOW) {
+      const messages = Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => {
+        const env = EnvelopeCodec.make(URN, { ...DATA, i: i + k }, { queue: topic });
+        const { headers, timestamp } = projectKafka(env);
+        return { value: Buffer.from(EnvelopeCodec.encode(env)), headers, timestamp };
+      });
+      await producer.send({ topic, acks: -1, messages });
+    }
+  });
+  await producer.disconnect();
+  return sample;
+}
+
+async function appPublishMany(topic: string) {
+  const app = createApp({ transport: new KafkaTransport({ url: URL_, logger: silentLogger }), queue: topic, logger: silentLogger });
+  await app.publish(URN, DATA); // connect the producer outside the timing, as the raw side does
+  const sample = await cpuTimed(async () => {
+    for (let i = 0; i < N; i += WINDOW) {
+      await app.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
+    }
+  });
+  await app.close();
+  return sample;
+}
+
 /** Raw kafkajs with the binding's commit policy. */
 async function rawConsume(topic: string): Promise<number> {
   const consumer = kafka.consumer({ groupId: `bq-bench-raw-${stamp}-${topics++}`, maxWaitTimeInMs: 100 });
@@ -123,6 +165,7 @@ async function appConsume(topic: string): Promise<number> {
 }
 
 const results = { rawProduce: [] as number[], appProduce: [] as number[], rawConsume: [] as number[], appConsume: [] as number[] };
+const batched = { raw: [] as { msgsPerSec: number; cpuUsPerMsg: number }[], app: [] as { msgsPerSec: number; cpuUsPerMsg: number }[] };
 for (let round = 0; round < ROUNDS; round++) {
   const rawTopic = await fresh('raw');
   const appTopic = await fresh('app');
@@ -131,7 +174,11 @@ for (let round = 0; round < ROUNDS; round++) {
   // Each side consumes what the other produced: identical records, fresh groups.
   results.rawConsume.push(await rawConsume(appTopic));
   results.appConsume.push(await appConsume(rawTopic));
-  await admin.deleteTopics({ topics: [rawTopic, appTopic] }).catch(() => undefined);
+  const rawBatchTopic = await fresh('raw-batch');
+  const appBatchTopic = await fresh('app-batch');
+  batched.raw.push(await rawProduceBatched(rawBatchTopic));
+  batched.app.push(await appPublishMany(appBatchTopic));
+  await admin.deleteTopics({ topics: [rawTopic, appTopic, rawBatchTopic, appBatchTopic] }).catch(() => undefined);
 }
 await admin.disconnect();
 
@@ -148,6 +195,12 @@ console.log(JSON.stringify({
   produceWindow: WINDOW,
   produce: pair(results.rawProduce, results.appProduce),
   consume: pair(results.rawConsume, results.appConsume),
+  publishMany: {
+    ...pair(batched.raw.map((x) => x.msgsPerSec), batched.app.map((x) => x.msgsPerSec)),
+    rawCpuUsPerMsg: Math.min(...batched.raw.map((x) => x.cpuUsPerMsg)),
+    appCpuUsPerMsg: Math.min(...batched.app.map((x) => x.cpuUsPerMsg)),
+    rounds: batched,
+  },
   rounds: results,
   node: process.version,
 }, null, 2));
