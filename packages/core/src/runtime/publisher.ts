@@ -87,17 +87,22 @@ export class Publisher {
     if (prepared.length === 0) return [];
     const messages = prepared.map((p) => p.message);
     const outcomes = await this.send(messages);
-    const results = prepared.map((p, index): PublishManyResult => {
-      const id = p.envelope.meta.id;
+    const ids = prepared.map((p) => p.envelope.meta.id);
+    let failed = false;
+    for (let index = 0; index < prepared.length; index += 1) {
       const outcome = outcomes[index];
-      const result: PublishManyResult = outcome === undefined
-        ? { ok: false, id, error: new Error('the transport reported no outcome for this message') }
-        : outcome.ok ? { ok: true, id } : { ok: false, id, error: outcome.error };
-      if (p.scope !== undefined) this.end(p.scope, result.ok ? { envelope: p.envelope } : { envelope: p.envelope, error: result.error });
-      return result;
+      const error = outcome === undefined ? new Error('the transport reported no outcome for this message') : outcome.ok ? undefined : outcome.error;
+      if (error !== undefined) failed = true;
+      const { scope, envelope } = prepared[index]!;
+      if (scope !== undefined) this.end(scope, error === undefined ? { envelope } : { envelope, error });
+    }
+    if (!failed) return ids;
+    const results = ids.map((id, index): PublishManyResult => {
+      const outcome = outcomes[index];
+      if (outcome === undefined) return { ok: false, id, error: new Error('the transport reported no outcome for this message') };
+      return outcome.ok ? { ok: true, id } : { ok: false, id, error: outcome.error };
     });
-    if (results.some((r) => !r.ok)) throw new PublishManyError(urn, queue, results);
-    return results.map((r) => r.id);
+    throw new PublishManyError(urn, queue, results);
   }
 
   private async send(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
@@ -190,8 +195,7 @@ function outgoing(
   options: PublishOptions,
   headers: Readonly<Record<string, string>> | undefined,
 ): OutgoingMessage {
-  const key = options.key;
-  return {
+  const message: Mutable<OutgoingMessage> = {
     body: Buffer.from(EnvelopeCodec.encode(envelope), 'utf8'),
     queue,
     projection: {
@@ -203,8 +207,12 @@ function outgoing(
       createdAt: envelope.meta.created_at,
       attempts: envelope.attempts,
     },
-    ...(delayMs > 0 ? { delayMs } : {}),
-    ...(headers ? { headers } : {}),
-    ...(key === undefined ? {} : { key: typeof key === 'string' ? Buffer.from(key, 'utf8') : key }),
   };
+  if (delayMs > 0) message.delayMs = delayMs;
+  if (headers) message.headers = headers;
+  const key = options.key;
+  if (key !== undefined) message.key = typeof key === 'string' ? Buffer.from(key, 'utf8') : key;
+  return message;
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };

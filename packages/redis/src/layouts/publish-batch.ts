@@ -25,18 +25,30 @@ export async function publishInGroups(
     if (indexes === undefined) groups.set(group, [index]);
     else indexes.push(index);
   });
+  if (groups.size === 1 && groups.values().next().value!.length === messages.length) {
+    // The common case, one queue: one write, no regrouping.
+    return written(messages, await settled(write(messages)));
+  }
   await Promise.all([...groups.values()].map(async (indexes) => {
     const batch = indexes.map((i) => messages[i]!);
-    let results: PublishOutcome[];
-    try {
-      await write(batch);
-      results = batch.map((m) => ({ ok: true, messageId: m.projection.messageId }));
-    } catch (error) {
-      results = failedOutcomes(batch, error);
-    }
+    const results = written(batch, await settled(write(batch)));
     indexes.forEach((index, k) => {
       outcomes[index] = results[k]!;
     });
   }));
   return outcomes;
+}
+
+/** Undefined once `write` succeeded, else why it failed. */
+async function settled(write: Promise<unknown>): Promise<{ error: unknown } | undefined> {
+  try {
+    await write;
+    return undefined;
+  } catch (error) {
+    return { error };
+  }
+}
+
+function written(batch: readonly OutgoingMessage[], failure: { error: unknown } | undefined): PublishOutcome[] {
+  return failure === undefined ? batch.map((m) => ({ ok: true, messageId: m.projection.messageId })) : failedOutcomes(batch, failure.error);
 }
