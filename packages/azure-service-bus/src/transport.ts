@@ -153,11 +153,9 @@ export class AzureServiceBusTransport implements Transport {
         let batch = await sender.createMessageBatch();
         let carried: number[] = [];
         const flush = async () => {
-          if (carried.length === 0) return;
           const sent = carried;
           carried = [];
           await sender.sendMessages(batch).then(() => settle(sent), (error: unknown) => settle(sent, error));
-          batch = await sender.createMessageBatch();
         };
         for (const index of indexes) {
           const message = messages[index]!;
@@ -166,11 +164,17 @@ export class AzureServiceBusTransport implements Transport {
             carried.push(index);
             continue;
           }
-          await flush();
-          if (batch.tryAddMessage(outgoing)) carried.push(index);
-          else settle([index], new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`));
+          if (carried.length > 0) {
+            await flush();
+            batch = await sender.createMessageBatch();
+            if (batch.tryAddMessage(outgoing)) {
+              carried.push(index);
+              continue;
+            }
+          }
+          settle([index], new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`));
         }
-        await flush();
+        if (carried.length > 0) await flush();
       } catch (error) {
         settle(indexes.filter((index) => outcomes[index] === undefined), error);
       }
