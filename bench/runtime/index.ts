@@ -1,12 +1,13 @@
 /**
  * App overhead on the in-memory transport: messages/s through createApp with a
  * no-op handler (gate, decode, validate, route, settle) beside a bare loop
- * over the same transport that only acknowledges, in the same run; and the
- * same App with @babelqueue/otel (a consumer span per message through the OTel
+ * over the same transport that only acknowledges, in the same run, in
+ * alternating rounds after one warm-up round of each (medians count: the
+ * machine is shared); and the same App with @babelqueue/otel (a consumer span per message through the OTel
  * SDK with an AsyncLocalStorage context, exported to a discarding exporter,
  * plus the metrics) beside it. Each with its CPU time per message. JSON out.
  *
- *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency]
+ *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency] [rounds]
  */
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -17,6 +18,7 @@ import { otelInstrumentation } from '@babelqueue/otel';
 
 const N = Number(process.argv[2] ?? 50_000);
 const CONCURRENCY = Number(process.argv[3] ?? 1);
+const ROUNDS = Number(process.argv[4] ?? 7);
 const URN = 'urn:babel:orders:created';
 
 function message(i: number): OutgoingMessage {
@@ -68,31 +70,51 @@ async function appRound(name: 'app' | 'appOtel') {
   results[name].push(await timed(() => app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
 }
 
-for (let round = 0; round < 3; round++) {
+async function bareRound() {
   const bare = new InMemoryTransport();
   await fill(bare, messages);
   results.bare.push(await timed(() => bare.consume('bench', (d) => d.settle({ kind: 'ack' }), {
     concurrency: CONCURRENCY, signal: new AbortController().signal, maxMessages: N, idleMs: 200,
   })));
+}
+
+// One warm-up round of each (JIT), not counted; then bare and App alternate.
+await bareRound();
+await appRound('app');
+results.bare.length = 0;
+results.app.length = 0;
+for (let round = 0; round < ROUNDS; round++) {
+  await bareRound();
   await appRound('app');
 }
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 for (let round = 0; round < 3; round++) await appRound('appOtel');
 
-const best = (xs: { rate: number }[]) => Math.max(...xs.map((x) => x.rate));
-const leastCpu = (xs: { cpuUs: number }[]) => Math.min(...xs.map((x) => x.cpuUs));
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const rate = (xs: { rate: number }[]) => Math.round(median(xs.map((x) => x.rate)));
+const cpu = (xs: { cpuUs: number }[]) => Number(median(xs.map((x) => x.cpuUs)).toFixed(2));
+// The runtime's own cost: the App's CPU per message over the bare loop's, per
+// pair of adjacent rounds (same machine load), then the median of the pairs.
+const runtimeCpu = Number(median(results.app.map((a, i) => a.cpuUs - results.bare[i]!.cpuUs)).toFixed(2));
 console.log(JSON.stringify({
   bench: 'runtime',
   transport: 'memory',
   messages: N,
   concurrency: CONCURRENCY,
-  bareMsgsPerSec: best(results.bare),
-  appMsgsPerSec: best(results.app),
-  appOtelMsgsPerSec: best(results.appOtel),
-  appToBareRatio: Number((best(results.app) / best(results.bare)).toFixed(3)),
-  otelToAppRatio: Number((best(results.appOtel) / best(results.app)).toFixed(3)),
-  cpuMicrosPerMsg: { bare: leastCpu(results.bare), app: leastCpu(results.app), appOtel: leastCpu(results.appOtel) },
-  otelCpuMicrosPerMsg: Number((leastCpu(results.appOtel) - leastCpu(results.app)).toFixed(2)),
-  rounds: results,
+  rounds: ROUNDS,
+  statistic: 'median',
+  bareMsgsPerSec: rate(results.bare),
+  appMsgsPerSec: rate(results.app),
+  appOtelMsgsPerSec: rate(results.appOtel),
+  appToBareRatio: Number((rate(results.app) / rate(results.bare)).toFixed(3)),
+  otelToAppRatio: Number((rate(results.appOtel) / rate(results.app)).toFixed(3)),
+  cpuMicrosPerMsg: { bare: cpu(results.bare), app: cpu(results.app), appOtel: cpu(results.appOtel) },
+  runtimeCpuMicrosPerMsg: runtimeCpu,
+  otelCpuMicrosPerMsg: Number((cpu(results.appOtel) - cpu(results.app)).toFixed(2)),
+  perRound: results,
   node: process.version,
 }, null, 2));
