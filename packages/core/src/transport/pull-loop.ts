@@ -41,10 +41,11 @@ export async function pullLoop(
         lastActivity = Date.now();
         // onDelivery owns its errors (the runtime logs and leaves the delivery for
         // redelivery); a rejection here must not stop the loop.
-        const job: Promise<void> = onDelivery(delivery).catch(() => undefined).finally(() => {
+        const done = () => {
           inFlight.delete(job);
           lastActivity = Date.now();
-        });
+        };
+        const job: Promise<void> = onDelivery(delivery).then(done, done);
         inFlight.add(job);
       }
     }
