@@ -1,11 +1,12 @@
 /**
  * App overhead on the in-memory transport: messages/s through createApp with a
  * no-op handler (gate, decode, validate, route, settle) beside a bare loop
- * over the same transport that only acknowledges, in the same run, in
- * alternating rounds after one warm-up round of each (medians count: the
- * machine is shared); and the same App with @babelqueue/otel (a consumer span per message through the OTel
+ * over the same transport that only acknowledges, and one that also checks
+ * UTF-8 and JSON.parses each body, in the same run, in alternating rounds after
+ * one warm-up round of each (medians count: the machine is shared); then the
+ * same App with @babelqueue/otel (a consumer span per message through the OTel
  * SDK with an AsyncLocalStorage context, exported to a discarding exporter,
- * plus the metrics) beside it. Each with its CPU time per message. JSON out.
+ * plus the metrics). Each with its CPU time per message. JSON out.
  *
  *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency] [rounds]
  */
@@ -13,7 +14,8 @@ import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type OutgoingMessage } from '@babelqueue/core';
+import { isUtf8 } from 'node:buffer';
+import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type Delivery, type OutgoingMessage } from '@babelqueue/core';
 import { otelInstrumentation } from '@babelqueue/otel';
 
 const N = Number(process.argv[2] ?? 50_000);
@@ -61,7 +63,7 @@ const instrumentation = otelInstrumentation({
 });
 
 const messages = Array.from({ length: N }, (_, i) => message(i));
-const results: Record<'bare' | 'app' | 'appOtel', { rate: number; cpuUs: number }[]> = { bare: [], app: [], appOtel: [] };
+const results: Record<'bare' | 'bareParse' | 'app' | 'appOtel', { rate: number; cpuUs: number }[]> = { bare: [], bareParse: [], app: [], appOtel: [] };
 async function appRound(name: 'app' | 'appOtel') {
   const transport = new InMemoryTransport();
   await fill(transport, messages);
@@ -70,21 +72,34 @@ async function appRound(name: 'app' | 'appOtel') {
   results[name].push(await timed(() => app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
 }
 
-async function bareRound() {
+// The bare loop only acknowledges; `bareParse` also does what every broker
+// benchmark's raw client does per message (strict UTF-8 check, JSON.parse), so
+// App minus bareParse is the runtime's cost beyond reading the body at all.
+async function bareRound(name: 'bare' | 'bareParse') {
   const bare = new InMemoryTransport();
   await fill(bare, messages);
-  results.bare.push(await timed(() => bare.consume('bench', (d) => d.settle({ kind: 'ack' }), {
+  const onDelivery = name === 'bare'
+    ? (d: Delivery) => d.settle({ kind: 'ack' })
+    : (d: Delivery) => {
+      if (!isUtf8(d.body)) throw new Error('not UTF-8');
+      JSON.parse(d.body.toString('utf8'));
+      return d.settle({ kind: 'ack' });
+    };
+  results[name].push(await timed(() => bare.consume('bench', onDelivery, {
     concurrency: CONCURRENCY, signal: new AbortController().signal, maxMessages: N, idleMs: 200,
   })));
 }
 
-// One warm-up round of each (JIT), not counted; then bare and App alternate.
-await bareRound();
+// One warm-up round of each (JIT), not counted; then bare, bareParse and App alternate.
+await bareRound('bare');
+await bareRound('bareParse');
 await appRound('app');
 results.bare.length = 0;
+results.bareParse.length = 0;
 results.app.length = 0;
 for (let round = 0; round < ROUNDS; round++) {
-  await bareRound();
+  await bareRound('bare');
+  await bareRound('bareParse');
   await appRound('app');
 }
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -99,7 +114,7 @@ const rate = (xs: { rate: number }[]) => Math.round(median(xs.map((x) => x.rate)
 const cpu = (xs: { cpuUs: number }[]) => Number(median(xs.map((x) => x.cpuUs)).toFixed(2));
 // The runtime's own cost: the App's CPU per message over the bare loop's, per
 // pair of adjacent rounds (same machine load), then the median of the pairs.
-const runtimeCpu = Number(median(results.app.map((a, i) => a.cpuUs - results.bare[i]!.cpuUs)).toFixed(2));
+const overRounds = (base: { cpuUs: number }[]) => Number(median(results.app.map((a, i) => a.cpuUs - base[i]!.cpuUs)).toFixed(2));
 console.log(JSON.stringify({
   bench: 'runtime',
   transport: 'memory',
@@ -108,12 +123,14 @@ console.log(JSON.stringify({
   rounds: ROUNDS,
   statistic: 'median',
   bareMsgsPerSec: rate(results.bare),
+  bareParseMsgsPerSec: rate(results.bareParse),
   appMsgsPerSec: rate(results.app),
   appOtelMsgsPerSec: rate(results.appOtel),
   appToBareRatio: Number((rate(results.app) / rate(results.bare)).toFixed(3)),
   otelToAppRatio: Number((rate(results.appOtel) / rate(results.app)).toFixed(3)),
-  cpuMicrosPerMsg: { bare: cpu(results.bare), app: cpu(results.app), appOtel: cpu(results.appOtel) },
-  runtimeCpuMicrosPerMsg: runtimeCpu,
+  cpuMicrosPerMsg: { bare: cpu(results.bare), bareParse: cpu(results.bareParse), app: cpu(results.app), appOtel: cpu(results.appOtel) },
+  runtimeCpuMicrosPerMsg: overRounds(results.bare),
+  runtimeOverParseCpuMicrosPerMsg: overRounds(results.bareParse),
   otelCpuMicrosPerMsg: Number((cpu(results.appOtel) - cpu(results.app)).toFixed(2)),
   perRound: results,
   node: process.version,
