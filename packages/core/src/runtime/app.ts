@@ -11,6 +11,7 @@ import type { Logger } from './logger.js';
 import type { Handler, UrnCatalog } from './message.js';
 import { checkOptionKeys } from './option-keys.js';
 import { startupChecks } from './startup-checks.js';
+import { InterruptWatch } from './handler-run.js';
 import { thrownFields } from './thrown.js';
 import { runWorker } from './worker.js';
 import type { RetryBackoff } from '../settlement/policy-config.js';
@@ -276,7 +277,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         handleSignals: runOptions.handleSignals === true,
         connectTimeoutMs: settings.connectTimeoutMs,
         shutdownTimeoutMs: settings.shutdownTimeoutMs,
-        process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt })),
+        process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt: new InterruptWatch(interrupt) })),
         started: () => checks.started(queue, concurrency),
       });
     },

@@ -9,7 +9,7 @@ import type { Verdict } from '../settlement/verdict.js';
 import { DeadLetterWriteError, type Delivery, type Transport } from '../transport/transport.js';
 import { classifyBody } from './classify.js';
 import { DeliveredMessage } from './delivered-message.js';
-import { HandlerTimeoutError, ShutdownError } from './errors.js';
+import { runHandler, type InterruptWatch } from './handler-run.js';
 import type { DeliveryEnd, DeliveryScope, Instrumentation } from './instrumentation.js';
 import { isDebugOn, type Logger } from './logger.js';
 import type { Handler, Message } from './message.js';
@@ -44,7 +44,7 @@ export interface ProcessorContext {
    * Aborted when the worker's shutdown deadline passes: handlers still running
    * are interrupted and their deliveries left unsettled for redelivery.
    */
-  readonly interrupt?: AbortSignal;
+  readonly interrupt?: InterruptWatch;
   readonly onFailed?: (event: FailedEvent) => unknown;
   readonly onDrop?: (event: DropEvent) => unknown;
   /** Tracing / metrics hooks; absent, no hook code runs. */
@@ -176,10 +176,10 @@ function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | u
   );
   if (handler === undefined) return { outcome: { kind: 'unknown-urn', urn }, counted, message };
   if (scope?.handle !== undefined) {
-    return Promise.resolve(scope.handle(message, async () => runHandler(handler, message, ctx)))
+    return Promise.resolve(scope.handle(message, async () => runHandler(handler, message, ctx.handlerTimeoutMs, ctx.interrupt)))
       .then((settled) => handledStep(settled, counted, message));
   }
-  const outcome = runHandler(handler, message, ctx);
+  const outcome = runHandler(handler, message, ctx.handlerTimeoutMs, ctx.interrupt);
   return outcome instanceof Promise
     ? outcome.then((settled) => handledStep(settled, counted, message))
     : handledStep(outcome, counted, message);
@@ -189,79 +189,6 @@ function handledStep(outcome: Outcome, counted: number, message: Message): Step 
   return outcome.kind === 'failed'
     ? { outcome, counted, message, error: outcome.error }
     : { outcome, counted, message };
-}
-
-/**
- * Runs the handler, racing it against the handler timeout and the shutdown
- * interrupt. Whichever comes first decides; the loser's result is ignored (a
- * handler cannot be killed, but it can no longer settle the message).
- */
-function runHandler(handler: Handler, message: DeliveredMessage, ctx: ProcessorContext): Outcome | Promise<Outcome> {
-  const { handlerTimeoutMs, interrupt } = ctx;
-  if (handlerTimeoutMs === undefined && interrupt === undefined) return invoke(handler, message);
-  return race(handler, message, handlerTimeoutMs, interrupt);
-}
-
-async function race(
-  handler: Handler,
-  message: DeliveredMessage,
-  handlerTimeoutMs: number | undefined,
-  interrupt: AbortSignal | undefined,
-): Promise<Outcome> {
-  let timer: NodeJS.Timeout | undefined;
-  let onInterrupt: (() => void) | undefined;
-  const cut = new Promise<Outcome>((resolve) => {
-    if (handlerTimeoutMs !== undefined) {
-      timer = setTimeout(() => {
-        const error = new HandlerTimeoutError(handlerTimeoutMs);
-        message.abort(error);
-        resolve({ kind: 'failed', error });
-      }, handlerTimeoutMs);
-    }
-    if (interrupt !== undefined) {
-      onInterrupt = () => {
-        message.abort(interrupt.reason instanceof ShutdownError ? interrupt.reason : new ShutdownError(0));
-        resolve({ kind: 'interrupted' });
-      };
-      if (interrupt.aborted) onInterrupt();
-      else interrupt.addEventListener('abort', onInterrupt, { once: true });
-    }
-  });
-  try {
-    // The cut first: an interrupt that came before the handler started wins even over a handler that returned at once.
-    return await Promise.race([cut, invoke(handler, message)]);
-  } finally {
-    clearTimeout(timer);
-    if (onInterrupt !== undefined) interrupt?.removeEventListener('abort', onInterrupt);
-  }
-}
-
-/** One `handled` outcome for every delivery: outcomes are never changed. */
-const HANDLED: Outcome = Object.freeze({ kind: 'handled' });
-
-/** Calls the handler; a promise only when the handler returned a thenable. */
-function invoke(handler: Handler, message: Message): Outcome | Promise<Outcome> {
-  let result: unknown;
-  try {
-    result = handler(message.data, message);
-  } catch (error) {
-    return failed(error);
-  }
-  return isThenable(result) ? Promise.resolve(result).then(() => HANDLED, failed) : HANDLED;
-}
-
-function failed(error: unknown): Outcome {
-  return { kind: 'failed', error, ...(isUnrecoverable(error) ? { unrecoverable: true } : {}) };
-}
-
-/** What `await` would wait for: any object or function with a `then` method. */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-/** By name too, so an error class from a second copy of the package (ESM beside CJS) still counts. */
-function isUnrecoverable(error: unknown): boolean {
-  return error instanceof Error && error.name === 'UnrecoverableError';
 }
 
 function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { consoleLogger, createApp, HandlerTimeoutError, InMemoryTransport, type Logger } from '@babelqueue/core';
+import { consoleLogger, createApp, HandlerTimeoutError, InMemoryTransport, ShutdownError, type Logger, type Message } from '@babelqueue/core';
 import { captureLogger } from '../../../../test/support/capture-logger.js';
 
 const URN = 'urn:babel:orders:created';
@@ -48,6 +48,47 @@ describe('message.signal is made on first read, with the same meaning', () => {
       assert.equal(first.aborted, false, 'not aborted');
     }
     assert.notEqual(reads[0]![0], reads[1]![0], 'each message has its own signal');
+  });
+});
+
+describe('the shutdown interrupt, watched once per run', () => {
+  test('every handler still running at the deadline is interrupted, including one that reads its signal only afterwards', async () => {
+    const transport = new InMemoryTransport({ redeliveryDelayMs: 0 });
+    const app = createApp({ transport, queue: 'orders', logger: captureLogger(), shutdownTimeoutMs: 100 });
+    const running: Message[] = [];
+    app.handle(URN, (_data, message) => {
+      running.push(message);
+      return new Promise(() => undefined); // hangs forever, never reads its signal
+    });
+    for (let i = 0; i < 3; i++) await app.publish(URN, { i });
+    const controller = new AbortController();
+    const run = app.run({ signal: controller.signal, concurrency: 3 });
+    await until(() => running.length === 3, 'three handlers to start');
+    controller.abort();
+    await run;
+    for (const message of running) {
+      assert.equal(message.signal.aborted, true, 'aborted at the deadline');
+      assert.ok(message.signal.reason instanceof ShutdownError, 'with the ShutdownError');
+    }
+    assert.equal(transport.broker.stats('orders').ready, 3, 'all three left for redelivery, none acknowledged');
+  });
+
+  test('handlers that return at once under run() and a handler timeout are acknowledged, their signals never aborted', async () => {
+    const transport = new InMemoryTransport();
+    const app = createApp({ transport, queue: 'orders', logger: captureLogger(), handlerTimeoutMs: 50 });
+    const controller = new AbortController();
+    const seen: Message[] = [];
+    app.handle(URN, (_data, message) => {
+      seen.push(message);
+      if (seen.length === 2) controller.abort();
+    });
+    await app.publish(URN, {});
+    await app.publish(URN, {});
+    await app.run({ signal: controller.signal });
+    await new Promise((r) => setTimeout(r, 100)); // past the timeout: a timer left running would abort
+    assert.equal(seen.length, 2);
+    assert.ok(seen.every((m) => !m.signal.aborted), 'no signal aborted');
+    assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
 });
 
