@@ -41,15 +41,19 @@ export async function pullLoop(
         lastActivity = Date.now();
         // onDelivery owns its errors (the runtime logs and leaves the delivery for
         // redelivery); a rejection here must not stop the loop.
-        const done = () => {
+        const job: Promise<void> = always(onDelivery(delivery), () => {
           inFlight.delete(job);
           lastActivity = Date.now();
-        };
-        const job: Promise<void> = onDelivery(delivery).then(done, done);
+        });
         inFlight.add(job);
       }
     }
   } finally {
     await Promise.allSettled(inFlight);
   }
+}
+
+/** Runs `done` once `work` settles, either way; the promise it returns never rejects. */
+function always(work: Promise<void>, done: () => void): Promise<void> {
+  return work.then(done, done);
 }
