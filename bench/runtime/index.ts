@@ -1,12 +1,13 @@
 /**
  * App overhead on the in-memory transport: messages/s through createApp with a
- * no-op handler (gate, decode, validate, route, settle) beside a bare loop
- * over the same transport that only acknowledges, and one that also checks
- * UTF-8 and JSON.parses each body, in the same run, in alternating rounds after
- * one warm-up round of each (medians count: the machine is shared); then the
- * same App with @babelqueue/otel (a consumer span per message through the OTel
- * SDK with an AsyncLocalStorage context, exported to a discarding exporter,
- * plus the metrics). Each with its CPU time per message. JSON out.
+ * no-op handler (gate, decode, validate, route, settle), through `consume()`
+ * and through `run()`, beside a bare loop over the same transport that only
+ * acknowledges, and one that also checks UTF-8 and JSON.parses each body, in
+ * the same run, in alternating rounds after one warm-up round of each (medians
+ * count: the machine is shared); then the same App with @babelqueue/otel (a
+ * consumer span per message through the OTel SDK with an AsyncLocalStorage
+ * context, exported to a discarding exporter, plus the metrics). Each with its
+ * CPU time per message. JSON out.
  *
  *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency] [rounds]
  */
@@ -63,13 +64,22 @@ const instrumentation = otelInstrumentation({
 });
 
 const messages = Array.from({ length: N }, (_, i) => message(i));
-const results: Record<'bare' | 'bareParse' | 'app' | 'appOtel', { rate: number; cpuUs: number }[]> = { bare: [], bareParse: [], app: [], appOtel: [] };
-async function appRound(name: 'app' | 'appOtel') {
+type Row = 'bare' | 'bareParse' | 'app' | 'appRun' | 'appOtel';
+const results: Record<Row, { rate: number; cpuUs: number }[]> = { bare: [], bareParse: [], app: [], appRun: [], appOtel: [] };
+// `app`: app.consume (drain mode); `appRun`: app.run, the worker a service runs
+// (shutdown interrupt watched per message), stopped by its signal after N.
+async function appRound(name: 'app' | 'appRun' | 'appOtel') {
   const transport = new InMemoryTransport();
   await fill(transport, messages);
   const app = createApp({ transport, queue: 'bench', logger: silentLogger, ...(name === 'appOtel' ? { instrumentation } : {}) });
-  app.handle(URN, () => undefined);
-  results[name].push(await timed(() => app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
+  const stop = new AbortController();
+  let handled = 0;
+  app.handle(URN, () => {
+    if (++handled === N) stop.abort();
+  });
+  results[name].push(await timed(() => name === 'appRun'
+    ? app.run({ signal: stop.signal, concurrency: CONCURRENCY })
+    : app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
 }
 
 // The bare loop only acknowledges; `bareParse` also does what every broker
@@ -90,18 +100,16 @@ async function bareRound(name: 'bare' | 'bareParse') {
   })));
 }
 
-// One warm-up round of each (JIT), not counted; then bare, bareParse and App alternate.
-await bareRound('bare');
-await bareRound('bareParse');
-await appRound('app');
-results.bare.length = 0;
-results.bareParse.length = 0;
-results.app.length = 0;
-for (let round = 0; round < ROUNDS; round++) {
+// One warm-up round of each (JIT), not counted; then the rows alternate.
+const alternate = async () => {
   await bareRound('bare');
   await bareRound('bareParse');
   await appRound('app');
-}
+  await appRound('appRun');
+};
+await alternate();
+for (const row of ['bare', 'bareParse', 'app', 'appRun'] as const) results[row].length = 0;
+for (let round = 0; round < ROUNDS; round++) await alternate();
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 for (let round = 0; round < 3; round++) await appRound('appOtel');
 
@@ -114,7 +122,7 @@ const rate = (xs: { rate: number }[]) => Math.round(median(xs.map((x) => x.rate)
 const cpu = (xs: { cpuUs: number }[]) => Number(median(xs.map((x) => x.cpuUs)).toFixed(2));
 // The runtime's own cost: the App's CPU per message over the bare loop's, per
 // pair of adjacent rounds (same machine load), then the median of the pairs.
-const overRounds = (base: { cpuUs: number }[]) => Number(median(results.app.map((a, i) => a.cpuUs - base[i]!.cpuUs)).toFixed(2));
+const overRounds = (base: { cpuUs: number }[], app = results.app) => Number(median(app.map((a, i) => a.cpuUs - base[i]!.cpuUs)).toFixed(2));
 console.log(JSON.stringify({
   bench: 'runtime',
   transport: 'memory',
@@ -125,12 +133,14 @@ console.log(JSON.stringify({
   bareMsgsPerSec: rate(results.bare),
   bareParseMsgsPerSec: rate(results.bareParse),
   appMsgsPerSec: rate(results.app),
+  appRunMsgsPerSec: rate(results.appRun),
   appOtelMsgsPerSec: rate(results.appOtel),
   appToBareRatio: Number((rate(results.app) / rate(results.bare)).toFixed(3)),
   otelToAppRatio: Number((rate(results.appOtel) / rate(results.app)).toFixed(3)),
-  cpuMicrosPerMsg: { bare: cpu(results.bare), bareParse: cpu(results.bareParse), app: cpu(results.app), appOtel: cpu(results.appOtel) },
+  cpuMicrosPerMsg: { bare: cpu(results.bare), bareParse: cpu(results.bareParse), app: cpu(results.app), appRun: cpu(results.appRun), appOtel: cpu(results.appOtel) },
   runtimeCpuMicrosPerMsg: overRounds(results.bare),
   runtimeOverParseCpuMicrosPerMsg: overRounds(results.bareParse),
+  runRuntimeCpuMicrosPerMsg: overRounds(results.bare, results.appRun),
   otelCpuMicrosPerMsg: Number((cpu(results.appOtel) - cpu(results.app)).toFixed(2)),
   perRound: results,
   node: process.version,

@@ -60,14 +60,13 @@ export function runHandler(
     return INTERRUPTED;
   }
   // The timer starts before the handler, so its synchronous part counts too.
-  const race = new HandlerRace(message, interrupt);
-  if (handlerTimeoutMs !== undefined) race.time(handlerTimeoutMs);
+  const timed = handlerTimeoutMs === undefined ? undefined : new HandlerRace(message, interrupt).time(handlerTimeoutMs);
   const outcome = invoke(handler, message);
   if (!(outcome instanceof Promise)) {
-    race.end();
+    timed?.end();
     return outcome;
   }
-  return race.against(outcome);
+  return (timed ?? new HandlerRace(message, interrupt)).against(outcome);
 }
 
 /** One running handler against its timeout and the interrupt: the first to decide wins. */
@@ -81,12 +80,13 @@ class HandlerRace {
     private readonly interrupts: InterruptWatch | undefined,
   ) {}
 
-  time(ms: number): void {
+  time(ms: number): this {
     this.#timer = setTimeout(() => {
       const error = new HandlerTimeoutError(ms);
       this.message.abort(error);
       this.decide({ kind: 'failed', error });
     }, ms);
+    return this;
   }
 
   against(handled: Promise<Outcome>): Promise<Outcome> {
