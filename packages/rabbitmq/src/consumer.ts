@@ -1,5 +1,6 @@
 import type { Channel, Message } from 'amqplib';
 import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import { Acker } from './acker.js';
 import type { ConnectionManager } from './connection.js';
 import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
 import { Holds } from './holds.js';
@@ -132,6 +133,7 @@ export class Consumer {
       );
       if (why === 'cancelled') {
         this.deps.queues.forget(this.deps.connection.current(), this.queue);
+        lane.acker.flush();
         await lane.channel.close().catch(() => undefined);
       }
       await this.pause(this.deps.options.reconnect.initialDelayMs);
@@ -184,7 +186,12 @@ export class Consumer {
         if (model === 'stop') return undefined;
         await this.deps.queues.ensure(model, { kind: 'work', name: this.queue }, true);
         const channel: Channel = await model.createChannel();
-        const lane: MutableLane = { channel, closed: false };
+        const open = { channel, closed: false };
+        const lane: MutableLane = Object.assign(open, {
+          acker: new Acker(open, (what, error) =>
+            this.deps.logger.warn({ queue: this.queue, settle: what, error: text(error) }, 'settlement lost with its channel; RabbitMQ redelivers the message'),
+          ),
+        });
         channel.on('error', (error: Error) =>
           this.deps.logger.warn({ queue: this.queue, error: error.message }, 'consumer channel closed by the broker'),
         );
@@ -252,6 +259,7 @@ export class Consumer {
   private async finish(lane: MutableLane): Promise<void> {
     await Promise.allSettled(this.inFlight);
     this.holds.flush();
+    lane.acker.flush();
     await lane.channel.close().catch(() => undefined);
   }
 
