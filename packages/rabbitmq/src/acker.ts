@@ -84,7 +84,7 @@ export class Acker {
     if (ticket.state !== OPEN) return;
     ticket.state = SENT;
     this.open -= 1;
-    this.send(requeue ? 'requeue' : 'reject', () => this.lane.channel.nack(ticket.message, false, requeue));
+    this.send(requeue ? 'requeue' : 'reject', ticket.message, false);
   }
 
   /** Sends every pending ack now: one `multiple` ack for those below the oldest open delivery, the rest alone. */
@@ -102,12 +102,9 @@ export class Acker {
         if (top === undefined || ticket.message.fields.deliveryTag > top.message.fields.deliveryTag) top = ticket;
       }
     }
-    if (top !== undefined) {
-      const last = top;
-      this.send('ack', () => this.lane.channel.ack(last.message, covered > 1));
-    }
+    if (top !== undefined) this.send('ack', top.message, covered > 1);
     for (const ticket of pending) {
-      if (ticket.message.fields.deliveryTag >= floor) this.send('ack', () => this.lane.channel.ack(ticket.message));
+      if (ticket.message.fields.deliveryTag >= floor) this.send('ack', ticket.message, false);
       ticket.state = SENT;
     }
   }
@@ -133,10 +130,11 @@ export class Acker {
   }
 
   /** A channel that closed took its deliveries' settlements with it: RabbitMQ redelivers them. */
-  private send(what: string, act: () => void): void {
+  private send(what: 'ack' | 'reject' | 'requeue', message: Message, multiple: boolean): void {
     if (this.lane.closed) return;
     try {
-      act();
+      if (what === 'ack') this.lane.channel.ack(message, multiple);
+      else this.lane.channel.nack(message, false, what === 'requeue');
     } catch (error) {
       this.onError(what, error);
     }
