@@ -47,6 +47,8 @@ interface Percentiles {
   p50Ms: number;
   p99Ms: number;
   p999Ms: number;
+  /** Messages not handled before the bench's deadline (left out of the percentiles). */
+  unhandled?: number;
 }
 
 interface LatencyRow {
@@ -197,7 +199,7 @@ export function table(name: string, outcome: Outcome): string {
   }
   if (outcome.latency.length > 0) {
     lines.push('', '| latency | offered msgs/s | raw p50 / p99 / p99.9 ms | App p50 / p99 / p99.9 ms |', '| --- | ---: | ---: | ---: |');
-    const p = (x: Percentiles) => `${cell(x.p50Ms, 1)} / ${cell(x.p99Ms, 1)} / ${cell(x.p999Ms, 1)}`;
+    const p = (x: Percentiles) => `${cell(x.p50Ms, 1)} / ${cell(x.p99Ms, 1)} / ${cell(x.p999Ms, 1)}${x.unhandled ? ` (${x.unhandled} not handled in time)` : ''}`;
     for (const l of outcome.latency) lines.push(`| ${l.mode} | ${cell(l.offeredPerSec)} | ${p(l.raw)} | ${p(l.app)} |`);
   }
   return lines.join('\n') + '\n';

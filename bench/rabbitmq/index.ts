@@ -12,6 +12,9 @@
  *   JSON body and ack each message; App: app.consume in `consume` mode with a
  *   no-op handler (version gate, decode, validate, route, settle; its acks are
  *   coalesced with `multiple`).
+ * - consumeBindingOnly: the same, but the "app" side is RabbitMqTransport.consume
+ *   acking every delivery without the App runtime: what the binding itself
+ *   costs over amqplib (the rest of the App's cost is the core runtime's).
  * - get: basic.get + ack, one at a time (the spec's documented mode). Raw: get,
  *   parse, ack; App: `get` mode, concurrency 1, on a tenth of the messages.
  * - latency: publish → handler at `rate` messages/s (default 1,000), confirmed
@@ -108,6 +111,15 @@ function app(queue: string, mode: 'consume' | 'get') {
   return instance;
 }
 
+/** The binding alone: RabbitMqTransport.consume acking every delivery, no App runtime (what this binding adds over amqplib). */
+async function transportConsume(queue: string, count: number): Promise<void> {
+  const transport = new RabbitMqTransport({ url: URL_, logger: silentLogger });
+  await transport.consume(queue, (delivery) => delivery.settle({ kind: 'ack' }), {
+    concurrency: PREFETCH, signal: new AbortController().signal, maxMessages: count, idleMs: 5000,
+  });
+  await transport.close();
+}
+
 async function rawLatency(): Promise<Latency> {
   const queue = await fresh('raw-latency');
   const load = new OfferedLoad(RATE, LATENCY_N);
@@ -148,6 +160,7 @@ async function appLatency(): Promise<Latency> {
 const rounds = {
   publish: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
+  consumeTransport: { raw: [] as Sample[], app: [] as Sample[] },
   get: { raw: [] as Sample[], app: [] as Sample[] },
   latency: { raw: [] as Latency[], app: [] as Latency[] },
 };
@@ -161,6 +174,9 @@ for (let round = 0; round < ROUNDS; round++) {
       const rawQueue = await fresh('raw');
       rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
       rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
+      const bareQueue = await fresh('raw-bare');
+      await rawPublish(bareQueue, N);
+      rounds.consumeTransport.raw.push(await timed(N, () => rawConsume(bareQueue, N)));
       const rawGetQueue = await fresh('raw-get');
       await rawPublish(rawGetQueue, GET_N);
       rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
@@ -171,6 +187,9 @@ for (let round = 0; round < ROUNDS; round++) {
       rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
       rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
       await publisher.close();
+      const bindingQueue = await fresh('binding');
+      await rawPublish(bindingQueue, N);
+      rounds.consumeTransport.app.push(await timed(N, () => transportConsume(bindingQueue, N)));
       const appGetQueue = await fresh('app-get');
       await rawPublish(appGetQueue, GET_N);
       const getter = app(appGetQueue, 'get');
@@ -192,6 +211,8 @@ console.log(JSON.stringify({
   rounds: ROUNDS,
   publishConfirmed: compare(rounds.publish.raw, rounds.publish.app),
   consumePrefetch: compare(rounds.consume.raw, rounds.consume.app),
+  /** "app" here is the binding without the App runtime: RabbitMqTransport.consume acking each delivery. */
+  consumeBindingOnly: compare(rounds.consumeTransport.raw, rounds.consumeTransport.app),
   basicGet: compare(rounds.get.raw, rounds.get.app),
   latency: compareLatency(RATE, rounds.latency.raw, rounds.latency.app),
   node: process.version,
