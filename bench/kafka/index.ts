@@ -14,6 +14,9 @@
  *   heartbeat per record; App: app.consume with a no-op handler (version
  *   gate, decode, validate, route, settle). Timed from the first record
  *   handled to the last, so the group join is not counted.
+ * - consumeBindingOnly: the same, but the "app" side is KafkaTransport.consume
+ *   acking every record without the App runtime: what the binding itself costs
+ *   over kafkajs (the rest of the App's cost is the core runtime's).
  * - latency: publish → handler at `rate` records/s (default 1,000), one send
  *   per record, acks=all; p50/p99/p99.9 from each record's due time.
  *
@@ -128,6 +131,18 @@ async function appConsume(topic: string): Promise<Sample> {
   return span.result;
 }
 
+/** The binding alone: KafkaTransport.consume acking every record, no App runtime (what the binding adds over kafkajs). */
+async function transportConsume(topic: string): Promise<Sample> {
+  const span = new Span(N);
+  const transport = new KafkaTransport({ url: URL_, groupId: `bq-bench-binding-${stamp}-${topics++}`, logger: silentLogger });
+  await transport.consume(topic, async (delivery) => {
+    span.tick();
+    await delivery.settle({ kind: 'ack' });
+  }, { concurrency: PARTITIONS, signal: new AbortController().signal, maxMessages: N, idleMs: 30_000 });
+  await transport.close();
+  return span.result;
+}
+
 async function rawLatency(): Promise<Latency> {
   const topic = await fresh('raw-latency');
   const load = new OfferedLoad(RATE, LATENCY_N);
@@ -167,6 +182,7 @@ async function appLatency(): Promise<Latency> {
 const results = {
   produce: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
+  consumeBinding: { raw: [] as Sample[], app: [] as Sample[] },
   latency: { raw: [] as Latency[], app: [] as Latency[] },
 };
 for (let round = 0; round < ROUNDS; round++) {
@@ -181,6 +197,11 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const side of sides) {
     if (side === 'raw') results.consume.raw.push(await rawConsume(appTopic));
     else results.consume.app.push(await appConsume(rawTopic));
+  }
+  // The binding alone beside raw, on the same records again (fresh groups).
+  for (const side of sides) {
+    if (side === 'raw') results.consumeBinding.raw.push(await rawConsume(appTopic));
+    else results.consumeBinding.app.push(await transportConsume(rawTopic));
   }
   await admin.deleteTopics({ topics: [rawTopic, appTopic] }).catch(() => undefined);
 }
@@ -201,6 +222,8 @@ console.log(JSON.stringify({
   rounds: ROUNDS,
   produce: compare(results.produce.raw, results.produce.app),
   consume: compare(results.consume.raw, results.consume.app),
+  /** "app" here is the binding without the App runtime: KafkaTransport.consume acking each record. */
+  consumeBindingOnly: compare(results.consumeBinding.raw, results.consumeBinding.app),
   latency: compareLatency(RATE, results.latency.raw, results.latency.app),
   node: process.version,
 }, null, 2));
