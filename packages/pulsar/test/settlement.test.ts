@@ -3,7 +3,7 @@
 // poison, the version gate, a failed DLQ write, Exclusive subscriptions.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, projectPulsar, recordProjection, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
 import { PulsarTransport, type PulsarTransportOptions } from '@babelqueue/pulsar';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
 
@@ -281,7 +281,7 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     for (const c of cases) {
       it(`${c.name}: dead-lettered at once as a poison record, the handler never runs`, async () => {
         const { queue, dlq } = names('poison-dl');
-        await raw.publish(queue, c.body, { 'bq-job': URN, 'bq-schema-version': '1', 'bq-attempts': '0' });
+        await raw.publish(queue, c.body, { 'bq-job': URN, 'bq-schema-version': '1', 'bq-attempts': '0', traceparent: 'tp-1' });
         const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, ...(c.maxBodyBytes ? { maxBodyBytes: c.maxBodyBytes } : {}) });
         let calls = 0;
         a.handle(URN, () => void (calls += 1));
@@ -293,8 +293,10 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
         const parsed = json(record!.body);
         assert.deepEqual([parsed.dead_letter.reason, parsed.dead_letter.attempts], ['poison', 1]);
         c.check(parsed);
-        assert.equal(record!.properties['bq-job'], URN, 'the route it arrived on is kept');
-        assert.equal(record!.properties['bq-schema-version'], undefined, 'a poison record is not a schema-1 envelope');
+        const contract = Object.fromEntries(Object.entries(record!.properties).filter(([key]) => key.startsWith('bq-')));
+        assert.deepEqual(contract, projectPulsar(recordProjection(record!.body)), 'the projection of the record\'s own bytes, not what the delivery claimed');
+        if (parsed.job === undefined) assert.equal(record!.properties['bq-job'], undefined, 'a poison record is not an envelope: no envelope property');
+        assert.equal(record!.properties.traceparent, 'tp-1', 'riders ride along');
       });
     }
 

@@ -78,6 +78,26 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
     }
   });
 
+  it('depth counts the visible messages; remove deletes one by its bytes, leaves the others visible, and says false when none matches', async () => {
+    const q = await raw.fresh('remove');
+    for (let i = 0; i < 12; i++) await raw.send(q.url, `{"i":${i}}`);
+    const { transport: t } = transport();
+    try {
+      assert.equal(await t.depth(q.name), 12);
+      assert.equal(await t.remove(q.name, Buffer.from('{"i":7}')), true);
+      assert.deepEqual(await raw.counts(q.url), { visible: 11, inFlight: 0, delayed: 0 }, 'the others are visible again at once');
+      assert.equal(await t.depth(q.name), 11);
+      assert.equal(await t.remove(q.name, Buffer.from('{"i":7}')), false, 'already gone');
+      const left = (await t.browse(q.name, 100)).map((b) => b.toString()).sort();
+      assert.deepEqual(left, Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).filter((b) => b !== '{"i":7}').sort());
+      assert.equal(await t.depth('bq-sqs-no-such-queue'), 0);
+      assert.equal(await t.remove('bq-sqs-no-such-queue', Buffer.from('{}')), false);
+      assert.equal('scan' in t, false, 'no scan: SQS cannot read without receiving');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('redrive moves a dead-lettered record back from <queue>-dlq, reset, and it is handled again', async () => {
     const q = await raw.fresh('redrive', { dlq: true });
     const { transport: t, logger } = transport();

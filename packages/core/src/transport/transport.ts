@@ -185,7 +185,9 @@ export interface Transport {
    * documents how it reads without consuming (Redis: `LRANGE` windows;
    * RabbitMQ: a basic.get window held unacknowledged on its own channel and
    * released when the scan ends; Kafka: a separate consumer that seeks and never
-   * commits). Implement {@link depth} beside it.
+   * commits; Pulsar: the admin API's peek; Artemis: a browsing receiver; Service
+   * Bus: `peekMessages`). SQS has none: it cannot read without receiving.
+   * Implement {@link depth} beside it.
    */
   scan?(queue: string, options?: ScanOptions): AsyncIterable<ScannedRecord>;
   /**
@@ -197,8 +199,9 @@ export interface Transport {
   /**
    * Removes one waiting record of `queue` whose body is `body` byte for byte;
    * resolves true if one was removed, false if none was there (already taken).
-   * Optional: only brokers that can delete from the middle of a queue (Redis
-   * lists: `LREM`) implement it; tools fall back to take-and-restore elsewhere.
+   * Optional: only brokers that can delete one record in place implement it
+   * (Redis lists: `LREM`; SQS: by the receipt handle of a leased receive); tools
+   * fall back to take-and-restore elsewhere.
    */
   remove?(queue: string, body: Buffer): Promise<boolean>;
   /**
