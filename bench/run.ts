@@ -168,7 +168,7 @@ export function extract(result: unknown): { rows: Row[]; latency: LatencyRow[] }
         latency.push(row);
         continue;
       }
-      walk(value, [...path, key]);
+      walk(value, key === 'results' ? path : [...path, key]);
     }
   };
   walk(result, []);
@@ -246,4 +246,5 @@ async function main(): Promise<void> {
   console.log(`results: ${file}`);
 }
 
-await main();
+// Run when started as a script (not when a test or another script imports extract/table).
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();
