@@ -68,13 +68,12 @@ export class Consumer {
       if (signal.aborted) this.requestStop();
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    this.armIdle();
     try {
       if (this.deps.options.mode === 'get') await this.getMode();
       else await this.consumeMode();
     } finally {
       this.requestStop();
-      if (this.idleTimer) clearTimeout(this.idleTimer);
+      this.stopIdleClock();
       for (const signal of signals) signal.removeEventListener('abort', onAbort);
       await Promise.allSettled(this.inFlight.values());
       this.holds.flush();
@@ -116,7 +115,9 @@ export class Consumer {
         await this.pause(this.deps.options.reconnect.initialDelayMs);
         continue;
       }
+      this.startIdleClock();
       const why = await Promise.race([this.stopped, ended]);
+      this.stopIdleClock();
       this.slotFreed = undefined;
       if (why === 'stop') {
         // Messages still in the backlog stay unacknowledged and go back to the
@@ -145,7 +146,9 @@ export class Consumer {
     while (!this.stopping) {
       const lane = await this.openLane(undefined);
       if (lane === undefined) return;
+      this.startIdleClock();
       await Promise.all(Array.from({ length: this.concurrency }, () => this.poller(lane)));
+      this.stopIdleClock();
       if (this.stopping) {
         await this.finish(lane);
         return;
@@ -249,6 +252,22 @@ export class Consumer {
       if (max !== undefined && this.taken >= max && this.inFlight.size === 0) this.requestStop();
       this.slotFreed?.();
     }
+  }
+
+  /**
+   * Starts the idle clock once consuming really begins (the consumer is
+   * registered, or the pollers run), so time spent connecting or reconnecting
+   * never counts against `idleMs`.
+   */
+  private startIdleClock(): void {
+    this.stopIdleClock();
+    this.lastActivity = Date.now();
+    this.armIdle();
+  }
+
+  private stopIdleClock(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
