@@ -22,7 +22,7 @@ import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.
 import { DrainWatch } from './drain-watch.js';
 import { KafkaHeader } from './headers.js';
 import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
-import type { Ordering, RecordResult } from './partition-batch.js';
+import { SETTLED, type Ordering, type RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { scanTopic, waitingRanges } from './scan.js';
@@ -234,7 +234,7 @@ export class KafkaTransport implements Transport {
       } finally {
         drain.finished();
       }
-      if (delivery.state === 'settled') return { kind: 'settled' };
+      if (delivery.state === 'settled') return SETTLED;
       this.logger.warn(
         { topic, partition, offset: record.offset, why: delivery.unsettledWhy ?? 'not settled', redeliveryInMs: this.redeliveryDelayMs },
         'Kafka record not committed; its partition pauses and the record is delivered again',
