@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { createApp, projectPulsar, recordProjection, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
 import { PulsarTransport, type PulsarTransportOptions } from '@babelqueue/pulsar';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
+import { until } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
 
@@ -396,11 +397,13 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     a.handle(URN, async (data: any) => {
       running += 1;
       peak = Math.max(peak, running);
+      // Hold until a second one runs beside this one (bounded), instead of racing a sleep against the receives.
+      await until(() => peak >= 2, 20_000).catch(() => undefined);
       await sleep(50);
       seen.add(data.i);
       running -= 1;
     });
-    assert.equal(await a.consume({ concurrency: 3, maxMessages: 8, idleMs: 5000 }), 8);
+    assert.equal(await a.consume({ concurrency: 3, maxMessages: 8, idleMs: 30_000 }), 8);
     await a.close();
     assert.equal(seen.size, 8);
     assert.ok(peak <= 3 && peak >= 2, `peak concurrency ${peak}`);

@@ -89,7 +89,8 @@ export class SqsTransport implements Transport {
 
   /**
    * Sends many envelopes with `SendMessageBatch`: ten per call (and 1 MiB per
-   * call), calls to one queue in parallel. Resolves with one result per
+   * call), calls to one queue in parallel (one after the other on a FIFO queue,
+   * so the order is kept). Resolves with one result per
    * message, in order, and never rejects for one message: a message refused
    * before sending (too large, a delay SQS cannot carry), failed by SQS in the
    * batch, or in a call that failed as a whole is `ok: false` with the reason,

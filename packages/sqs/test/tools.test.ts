@@ -5,6 +5,8 @@ import { parseSqsUrl, SqsTransport, transportFromUrl } from '@babelqueue/sqs';
 import { CREDENTIALS, Raw, sqs, sqsUrl, transport } from './support/sqs.js';
 
 const URN = 'urn:babel:orders:created';
+/** Bounds a consume that stops at maxMessages: only a failing run waits this long. */
+const IDLE_MS = 30_000;
 
 describe('sqs:// URLs (the Python SDK\'s spelling)', () => {
   const cases: [string, Record<string, unknown>][] = [
@@ -109,11 +111,11 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
       if (fail) throw new Error('first time');
     });
     const id = await a.publish(URN, { n: 1 });
-    await a.consume({ idleMs: 500 });
-    const result = await redrive(t, { from: q.dlqName, idleMs: 1000 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
+    const result = await redrive(t, { from: q.dlqName, max: 1, idleMs: IDLE_MS });
     assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.to, i.redriven]), [[id, 'failed', q.name, true]]);
     fail = false;
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.deepEqual(seen, [0, 0], 'attempts reset to 0 in the body');
     assert.deepEqual(await raw.counts(q.dlqUrl!), { visible: 0, inFlight: 0, delayed: 0 });
@@ -126,7 +128,7 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
     const got: unknown[] = [];
     a.handle(URN, (data) => void got.push(data));
     await a.publish(URN, { via: 'url' });
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.deepEqual(got, [{ via: 'url' }]);
   });

@@ -59,6 +59,12 @@ export interface Delivery {
   readonly poison?: string;
   /** The record key where the broker has keys (Kafka), byte-for-byte; every re-publish carries it. */
   readonly key?: Buffer | null;
+  /**
+   * True when the broker delivered a null value, not an empty one (a Kafka
+   * tombstone); `body` is then empty. A write-back of the record (a redrive
+   * restore) passes it to `publishRaw` so that null stays null.
+   */
+  readonly nullValue?: boolean;
   /** The binding's attempts reconciliation: native count combined with the body's. */
   reconcileAttempts(bodyAttempts: number): number;
   /**
@@ -83,6 +89,8 @@ export type PublishOutcome =
 export interface RawPublishOptions {
   /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
   readonly key?: Buffer | null;
+  /** Kafka: write a null value (a tombstone) instead of `body`, which must then be empty. Ignored elsewhere. */
+  readonly nullValue?: boolean;
 }
 
 /** Options of {@link Transport.scan}. */
