@@ -315,8 +315,8 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       }
       const byId = (got: { MessageAttributes?: Record<string, { StringValue?: string }> }[]) =>
         [...got].sort((x, y) => String(x.MessageAttributes?.['bq-message-id']?.StringValue).localeCompare(String(y.MessageAttributes?.['bq-message-id']?.StringValue)));
-      const a = byId(await raw.drain(single.url));
-      const c = byId(await raw.drain(batched.url));
+      const a = byId(await raw.drain(single.url, 4));
+      const c = byId(await raw.drain(batched.url, 4));
       assert.equal(c.length, 4);
       c.forEach((got, i) => {
         assert.equal((got as { Body?: string }).Body, (a[i] as { Body?: string }).Body, `message ${i} body`);
@@ -337,7 +337,7 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       assert.ok(error instanceof PublishManyError, 'a PublishManyError');
       assert.deepEqual(error.failed, [1]);
       assert.ok(error.errors[0] instanceof MessageTooLargeError, 'the reason is the size');
-      const ids = (await raw.drain(url)).map((m) => JSON.parse(m.Body!).meta.id).sort();
+      const ids = (await raw.drain(url, 2)).map((m) => JSON.parse(m.Body!).meta.id).sort();
       assert.deepEqual(ids, [error.results[0]!.id, error.results[2]!.id].sort());
     });
 
