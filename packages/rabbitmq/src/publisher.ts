@@ -76,7 +76,8 @@ export class Publisher {
     for (const request of requests) {
       const draining = this.drained.get(channel);
       if (draining) await draining;
-      const sent = this.publishOn(channel, request).catch((error: unknown) => this.retried(request, error));
+      const written = this.publishOn(channel, request);
+      const sent = request.wait ? written.catch((error: unknown) => this.retried(request, error)) : written;
       sent.catch(() => undefined); // the caller reads it after the loop; an early failure is not unhandled meanwhile
       sends.push(sent);
     }
