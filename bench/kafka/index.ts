@@ -8,6 +8,9 @@
  * - produce: one record per send, acks=all, at most `window` sends in flight.
  *   Raw: producer.send with the projection's headers and timestamp; App:
  *   app.publish (also makes and encodes the envelope).
+ * - publishMany: batches of `window` records, one produce call each, acks=all.
+ *   Raw: producer.send of the batch's records (made and encoded here too);
+ *   App: app.publishMany of the batch.
  * - consume: autoCommit off, process-then-commit per partition, one record at a
  *   time in offset order, `partitions` partitions in parallel, commit at each
  *   batch end and at least every second. Raw: JSON.parse + resolveOffset +
@@ -67,6 +70,35 @@ async function rawProduce(topic: string): Promise<Sample> {
     await producer.send({ topic, acks: -1, messages: [{ value: Buffer.from(EnvelopeCodec.encode(env)), headers, timestamp }] });
   }));
   await producer.disconnect();
+  return sample;
+}
+
+async function rawProduceBatched(topic: string): Promise<Sample> {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  const sample = await timed(N, async () => {
+    for (let i = 0; i < N; i += WINDOW) {
+      const messages = Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => {
+        const env = EnvelopeCodec.make(URN, { ...DATA, i: i + k }, { queue: topic });
+        const { headers, timestamp } = projectKafka(env);
+        return { value: Buffer.from(EnvelopeCodec.encode(env)), headers, timestamp };
+      });
+      await producer.send({ topic, acks: -1, messages });
+    }
+  });
+  await producer.disconnect();
+  return sample;
+}
+
+async function appPublishMany(topic: string): Promise<Sample> {
+  const app = createApp({ transport: new KafkaTransport({ url: URL_, logger: silentLogger }), queue: topic, logger: silentLogger });
+  await app.publish(URN, { ...DATA, i: -1 }); // connects the producer before the clock starts, as the raw side does
+  const sample = await timed(N, async () => {
+    for (let i = 0; i < N; i += WINDOW) {
+      await app.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
+    }
+  });
+  await app.close();
   return sample;
 }
 
@@ -181,6 +213,7 @@ async function appLatency(): Promise<Latency> {
 
 const results = {
   produce: { raw: [] as Sample[], app: [] as Sample[] },
+  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
   consumeBinding: { raw: [] as Sample[], app: [] as Sample[] },
   latency: { raw: [] as Latency[], app: [] as Latency[] },
@@ -203,7 +236,13 @@ for (let round = 0; round < ROUNDS; round++) {
     if (side === 'raw') results.consumeBinding.raw.push(await rawConsume(appTopic));
     else results.consumeBinding.app.push(await transportConsume(rawTopic));
   }
-  await admin.deleteTopics({ topics: [rawTopic, appTopic] }).catch(() => undefined);
+  const rawBatchTopic = await fresh('raw-batch');
+  const appBatchTopic = await fresh('app-batch');
+  for (const side of sides) {
+    if (side === 'raw') results.publishMany.raw.push(await rawProduceBatched(rawBatchTopic));
+    else results.publishMany.app.push(await appPublishMany(appBatchTopic));
+  }
+  await admin.deleteTopics({ topics: [rawTopic, appTopic, rawBatchTopic, appBatchTopic] }).catch(() => undefined);
 }
 for (let round = 0; round < 2; round++) {
   const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
@@ -221,6 +260,7 @@ console.log(JSON.stringify({
   produceWindow: WINDOW,
   rounds: ROUNDS,
   produce: compare(results.produce.raw, results.produce.app),
+  publishMany: compare(results.publishMany.raw, results.publishMany.app),
   consume: compare(results.consume.raw, results.consume.app),
   /** "app" here is the binding without the App runtime: KafkaTransport.consume acking each record. */
   consumeBindingOnly: compare(results.consumeBinding.raw, results.consumeBinding.app),

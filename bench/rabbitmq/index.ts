@@ -15,6 +15,9 @@
  * - consumeBindingOnly: the same, but the "app" side is RabbitMqTransport.consume
  *   acking every delivery without the App runtime: what the binding itself
  *   costs over amqplib (the rest of the App's cost is the core runtime's).
+ * - publishMany: batches of `prefetch`, persistent and confirmed. Raw: every
+ *   message of a batch sent on a ConfirmChannel, then its confirms awaited;
+ *   App: app.publishMany of the batch (one confirm window).
  * - get: basic.get + ack, one at a time (the spec's documented mode). Raw: get,
  *   parse, ack; App: `get` mode, concurrency 1, on a tenth of the messages.
  * - latency: publish → handler at `rate` messages/s (default 1,000), confirmed
@@ -75,6 +78,23 @@ async function rawPublish(queue: string, count: number): Promise<void> {
     );
   });
   await channel.close();
+}
+
+async function rawPublishBatched(queue: string, count: number): Promise<void> {
+  const channel: ConfirmChannel = await model.createConfirmChannel();
+  for (let i = 0; i < count; i += PREFETCH) {
+    const batch = Array.from({ length: Math.min(PREFETCH, count - i) }, (_, k) => rawMessage(queue, i + k));
+    await Promise.all(batch.map(({ body, properties }) => new Promise<void>((resolve, reject) =>
+      channel.sendToQueue(queue, body, properties, (error) => (error ? reject(error) : resolve())),
+    )));
+  }
+  await channel.close();
+}
+
+async function appPublishMany(publisher: ReturnType<typeof app>, count: number): Promise<void> {
+  for (let i = 0; i < count; i += PREFETCH) {
+    await publisher.publishMany(URN, Array.from({ length: Math.min(PREFETCH, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
+  }
 }
 
 async function rawConsume(queue: string, count: number): Promise<void> {
@@ -159,6 +179,7 @@ async function appLatency(): Promise<Latency> {
 
 const rounds = {
   publish: { raw: [] as Sample[], app: [] as Sample[] },
+  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
   consumeTransport: { raw: [] as Sample[], app: [] as Sample[] },
   get: { raw: [] as Sample[], app: [] as Sample[] },
@@ -180,6 +201,8 @@ for (let round = 0; round < ROUNDS; round++) {
       const rawGetQueue = await fresh('raw-get');
       await rawPublish(rawGetQueue, GET_N);
       rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
+      const rawBatchQueue = await fresh('raw-batch');
+      rounds.publishMany.raw.push(await timed(N, () => rawPublishBatched(rawBatchQueue, N)));
       if (round < 2) rounds.latency.raw.push(await rawLatency());
     } else {
       const appQueue = await fresh('app');
@@ -195,6 +218,9 @@ for (let round = 0; round < ROUNDS; round++) {
       const getter = app(appGetQueue, 'get');
       rounds.get.app.push(await timed(GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 })));
       await getter.close();
+      const batcher = app(await fresh('app-batch'), 'consume');
+      rounds.publishMany.app.push(await timed(N, () => appPublishMany(batcher, N)));
+      await batcher.close();
       if (round < 2) rounds.latency.app.push(await appLatency());
     }
   }
@@ -210,6 +236,7 @@ console.log(JSON.stringify({
   prefetch: PREFETCH,
   rounds: ROUNDS,
   publishConfirmed: compare(rounds.publish.raw, rounds.publish.app),
+  publishMany: compare(rounds.publishMany.raw, rounds.publishMany.app),
   consumePrefetch: compare(rounds.consume.raw, rounds.consume.app),
   /** "app" here is the binding without the App runtime: RabbitMqTransport.consume acking each delivery. */
   consumeBindingOnly: compare(rounds.consumeTransport.raw, rounds.consumeTransport.app),

@@ -16,6 +16,11 @@
  *   (legacy: LMOVE ready→processing, JSON.parse, LREM; zset: Laravel's pop
  *   script, JSON.parse, ZREM :reserved) with `concurrency` workers on one
  *   connection.
+ * - publishMany (per layout): batches of 100, one after the other. App:
+ *   app.publishMany of the batch. Raw: the same writes of pre-encoded
+ *   envelopes made in the loop (legacy one RPUSH of the batch; zset RPUSH of
+ *   the batch + RPUSH :notify in one pipeline). BullMQ: Queue.addBulk of the
+ *   batch. msgs/s and CPU µs per message.
  * BullMQ (same Redis, once per concurrency): Queue.add with the same window,
  * and a Worker with a no-op processor at that concurrency.
  * Best of `rounds` (the App and raw rounds alternate), messages/s.
@@ -201,6 +206,72 @@ async function bullConsume(c: number): Promise<number> {
   return rate(N, ms);
 }
 
+const BATCH = 100;
+interface Sample { msgsPerSec: number; cpuUsPerMsg: number }
+
+/** Sends N messages in batches of BATCH through `send`; msgs/s and CPU µs per message of this process. */
+async function batches(send: (from: number, count: number) => Promise<unknown>): Promise<Sample> {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  for (let i = 0; i < N; i += BATCH) await send(i, Math.min(BATCH, N - i));
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { msgsPerSec: rate(N, ms), cpuUsPerMsg: +((used.user + used.system) / N).toFixed(1) };
+}
+
+async function appPublishMany(layout: RedisLayout): Promise<Sample> {
+  const q = fresh(`${layout}-appmany`);
+  const app = createApp({ transport: new RedisTransport({ url: URL_, layout, logger: silentLogger }), queue: q, logger: silentLogger });
+  await app.publish(URN, DATA); // connected before the clock starts, as the raw client is
+  const sample = await batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k }))));
+  await app.close();
+  await cleanup(q);
+  return sample;
+}
+
+async function rawPublishMany(layout: RedisLayout): Promise<Sample> {
+  const q = fresh(`${layout}-rawmany`);
+  const client = new Redis(URL_);
+  await client.ping();
+  const sample = await batches((from, count) => {
+    const batch = Array.from({ length: count }, (_, k) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i: from + k }, { queue: q }))));
+    return layout === 'zset'
+      ? client.pipeline().rpush(`queues:${q}`, ...batch).rpush(`queues:${q}:notify`, ...batch.map(() => '1')).exec()
+      : client.rpush(q, ...batch);
+  });
+  await client.quit();
+  await cleanup(q);
+  return sample;
+}
+
+async function bullAddBulk(): Promise<Sample> {
+  const name = fresh('bull-bulk');
+  const connection = new Redis(URL_, { maxRetriesPerRequest: null });
+  const queue = new Queue(name, { connection });
+  await queue.waitUntilReady();
+  const sample = await batches((from, count) =>
+    queue.addBulk(Array.from({ length: count }, (_, k) => ({ name: 'job', data: { ...DATA, i: from + k }, opts: { removeOnComplete: true } }))));
+  await queue.obliterate({ force: true });
+  await queue.close();
+  await connection.quit();
+  return sample;
+}
+
+const publishMany: Record<string, { app: Sample[]; raw: Sample[] }> = {};
+for (const layout of LAYOUTS) {
+  const rounds = { app: [] as Sample[], raw: [] as Sample[] };
+  await appPublishMany(layout); // warm-up, not counted: the first round pays the JIT for either side
+  await rawPublishMany(layout);
+  for (let r = 0; r < ROUNDS; r++) {
+    rounds.app.push(await appPublishMany(layout));
+    rounds.raw.push(await rawPublishMany(layout));
+  }
+  publishMany[layout] = rounds;
+  process.stderr.write(`${layout} publishMany: app ${Math.max(...rounds.app.map((x) => x.msgsPerSec))}, raw ${Math.max(...rounds.raw.map((x) => x.msgsPerSec))} msgs/s\n`);
+}
+const bullBulk: Sample[] = [];
+for (let r = 0; r < ROUNDS; r++) bullBulk.push(await bullAddBulk());
+
 const measured = [];
 for (const layout of LAYOUTS) {
   for (const c of CONCURRENCY) {
@@ -234,4 +305,16 @@ console.log(JSON.stringify({
   rounds: ROUNDS,
   unit: 'messages/s',
   results,
+  publishMany: {
+    batch: BATCH,
+    ...Object.fromEntries(Object.entries(publishMany).map(([layout, { app, raw }]) => {
+      const top = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
+      const lean = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
+      return [layout, {
+        app: top(app), raw: top(raw), appToRaw: +(top(app) / top(raw)).toFixed(2),
+        appCpuUsPerMsg: lean(app), rawCpuUsPerMsg: lean(raw), rounds: { app, raw },
+      }];
+    })),
+    bullmqAddBulk: { msgsPerSec: Math.max(...bullBulk.map((x) => x.msgsPerSec)), cpuUsPerMsg: Math.min(...bullBulk.map((x) => x.cpuUsPerMsg)) },
+  },
 }, null, 2));

@@ -12,6 +12,7 @@ import {
   type Delivery,
   type HeaderValue,
   type OutgoingMessage,
+  type PublishOutcome,
   type RawPublishOptions,
   type ScannedRecord,
   type ScanOptions,
@@ -73,6 +74,19 @@ export class InMemoryTransport implements Transport {
   async publish(message: OutgoingMessage): Promise<void> {
     const headers = projectPulsar(message.projection, message.headers);
     this.write(message.queue, message.body, headers, message.key ?? null, message.delayMs ?? 0);
+  }
+
+  /** Writes each message as {@link publish} does; one the `beforeWrite` fault refuses fails alone. */
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    return messages.map((message) => {
+      const messageId = message.projection.messageId;
+      try {
+        this.write(message.queue, message.body, projectPulsar(message.projection, message.headers), message.key ?? null, message.delayMs ?? 0);
+        return { ok: true, messageId };
+      } catch (error) {
+        return { ok: false, messageId, error: error instanceof Error ? error : new Error(String(error)) };
+      }
+    });
   }
 
   async publishRaw(
