@@ -13,6 +13,9 @@
  * - publish: one message per send, at most `window` sends in flight. Raw:
  *   ServiceBusSender.sendMessages of an envelope made and encoded per message,
  *   with the binding's projection; App: app.publish (the same, through the runtime).
+ * - publishMany: batches of `window`, one after the other. Raw:
+ *   createMessageBatch + tryAddMessage (a new batch when one is full) +
+ *   sendMessages, envelopes made and encoded per message; App: app.publishMany.
  * - consume: PeekLock, complete per message, at most `window` locked at once.
  *   Raw: receiveMessages for the free slots, JSON.parse, completeMessage; App:
  *   app.consume with a no-op handler (version gate, decode, validate, route, settle).
@@ -72,6 +75,31 @@ async function rawPublish(queue: string, count: number): Promise<void> {
   await sender.close();
 }
 
+async function rawPublishMany(sender: ReturnType<ServiceBusClient['createSender']>, queue: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i += WINDOW) {
+    let batch = await sender.createMessageBatch();
+    for (let k = i; k < Math.min(i + WINDOW, count); k++) {
+      const env = EnvelopeCodec.make(URN, { ...DATA, i: k }, { queue });
+      const projection = {
+        urn: env.job, traceId: env.trace_id, messageId: env.meta.id, schemaVersion: env.meta.schema_version,
+        lang: env.meta.lang, createdAt: env.meta.created_at, attempts: env.attempts,
+      };
+      const message = toServiceBusMessage(Buffer.from(EnvelopeCodec.encode(env)), projection);
+      if (batch.tryAddMessage(message)) continue;
+      await sender.sendMessages(batch);
+      batch = await sender.createMessageBatch();
+      if (!batch.tryAddMessage(message)) throw new Error('a message does not fit an empty batch');
+    }
+    if (batch.count > 0) await sender.sendMessages(batch);
+  }
+}
+
+async function appPublishMany(ours: ReturnType<typeof app>, count: number): Promise<void> {
+  for (let i = 0; i < count; i += WINDOW) {
+    await ours.publishMany(URN, Array.from({ length: Math.min(WINDOW, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
+  }
+}
+
 async function rawConsume(queue: string, count: number): Promise<void> {
   const receiver = client.createReceiver(queue, { receiveMode: 'peekLock', skipParsingBodyAsJson: true });
   const inFlight = new Set<Promise<void>>();
@@ -97,6 +125,17 @@ async function rawConsume(queue: string, count: number): Promise<void> {
   await receiver.close();
 }
 
+/** Deletes what a publish-only measurement left on `queue`, so the broker does not keep it. */
+async function discard(queue: string, count: number): Promise<void> {
+  const receiver = client.createReceiver(queue, { receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true });
+  for (let left = count; left > 0; ) {
+    const batch = await receiver.receiveMessages(Math.min(left, 500), { maxWaitTimeInMs: 1000 });
+    if (batch.length === 0) break;
+    left -= batch.length;
+  }
+  await receiver.close();
+}
+
 function app(queue: string) {
   const transport = new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger });
   const instance = createApp({ transport, queue, logger: silentLogger });
@@ -106,6 +145,7 @@ function app(queue: string) {
 
 const rounds = {
   publish: { raw: [] as Sample[], app: [] as Sample[] },
+  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
 };
 
@@ -113,6 +153,13 @@ async function rawRound(): Promise<void> {
   const queue = fresh('raw');
   rounds.publish.raw.push(await timed(N, () => rawPublish(queue, N)));
   rounds.consume.raw.push(await timed(N, () => rawConsume(queue, N)));
+  // The sender's link open before the clock starts, as the App side's is.
+  const manyQueue = fresh('raw-many');
+  const sender = client.createSender(manyQueue);
+  await sender.sendMessages({ body: Buffer.from('{}') });
+  rounds.publishMany.raw.push(await timed(N, () => rawPublishMany(sender, manyQueue, N)));
+  await sender.close();
+  await discard(manyQueue, N + 1);
 }
 
 async function appRound(): Promise<void> {
@@ -123,6 +170,13 @@ async function appRound(): Promise<void> {
     if (handled !== N) throw new Error(`App consume: nothing for ${IDLE_MS} ms after ${handled} of ${N}`);
   }));
   await ours.close();
+  // Connected before the clock starts, as the raw side's client is.
+  const manyQueue = fresh('app-many');
+  const many = app(manyQueue);
+  await many.publish(URN, DATA);
+  rounds.publishMany.app.push(await timed(N, () => appPublishMany(many, N)));
+  await many.close();
+  await discard(manyQueue, N + 1);
 }
 
 // The two sides take turns going first, so neither always gets the colder start.
@@ -156,6 +210,7 @@ console.log(JSON.stringify({
   messages: N,
   window: WINDOW,
   publish: summary('publish'),
+  publishMany: summary('publishMany'),
   consume: summary('consume'),
   node: process.version,
 }, null, 2));

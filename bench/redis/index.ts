@@ -3,7 +3,7 @@
  * commands, and beside BullMQ, on the same Redis, in one run. JSON out.
  *
  *   BABELQUEUE_REDIS_URL=redis://127.0.0.1:6379 \
- *     node --conditions=source --import tsx bench/redis/index.ts [messages=10000] [rounds=5] [modes=publish,consume]
+ *     node --conditions=source --import tsx bench/redis/index.ts [messages=10000] [rounds=5] [modes=publish,consume,publishMany]
  *
  * For each layout (legacy, zset) and concurrency (1, 16):
  * - publish: `concurrency` publishers in flight. App: app.publish (makes and
@@ -16,6 +16,11 @@
  *   (legacy: LMOVE ready→processing, JSON.parse, LREM; zset: Laravel's pop
  *   script, JSON.parse, ZREM :reserved) with `concurrency` workers on one
  *   connection.
+ * - publishMany (per layout, mode `publishMany`): batches of 100, one after
+ *   the other. App: app.publishMany of the batch. Raw: the same writes of
+ *   pre-encoded envelopes made in the loop (legacy one RPUSH of the batch;
+ *   zset RPUSH of the batch + RPUSH :notify in one pipeline). BullMQ:
+ *   Queue.addBulk of the batch.
  * BullMQ (same Redis, once per concurrency and round): Queue.add with the same window,
  * and a Worker with a no-op processor at that concurrency.
  * Every round runs each side of each measurement once (App, raw, BullMQ
@@ -34,7 +39,7 @@ const MESSAGES = Number(process.argv[2] ?? 10_000);
 /** Messages per run: a small warm-up first (JIT, connections, scripts loaded), then MESSAGES. */
 let N = Math.min(2000, MESSAGES);
 const ROUNDS = Number(process.argv[3] ?? 5);
-const MODES = (process.argv[4] ?? 'publish,consume').split(',');
+const MODES = (process.argv[4] ?? 'publish,consume,publishMany').split(',');
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const LAYOUTS: RedisLayout[] = ['legacy', 'zset'];
@@ -220,6 +225,51 @@ async function bullConsume(c: number): Promise<Run> {
   return run;
 }
 
+const BATCH = 100;
+
+/** Sends N messages in batches of BATCH through `send`, one batch after the other. */
+async function batches(send: (from: number, count: number) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < N; i += BATCH) await send(i, Math.min(BATCH, N - i));
+}
+
+async function appPublishMany(layout: RedisLayout): Promise<Run> {
+  const q = fresh(`${layout}-appmany`);
+  const app = createApp({ transport: new RedisTransport({ url: URL_, layout, logger: silentLogger }), queue: q, logger: silentLogger });
+  await app.publish(URN, DATA); // connected before the clock starts, as the raw client is
+  const run = await timed(() => batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k })))));
+  await app.close();
+  await cleanup(q);
+  return run;
+}
+
+async function rawPublishMany(layout: RedisLayout): Promise<Run> {
+  const q = fresh(`${layout}-rawmany`);
+  const client = new Redis(URL_);
+  await client.ping();
+  const run = await timed(() => batches((from, count) => {
+    const batch = Array.from({ length: count }, (_, k) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i: from + k }, { queue: q }))));
+    return layout === 'zset'
+      ? client.pipeline().rpush(`queues:${q}`, ...batch).rpush(`queues:${q}:notify`, ...batch.map(() => '1')).exec()
+      : client.rpush(q, ...batch);
+  }));
+  await client.quit();
+  await cleanup(q);
+  return run;
+}
+
+async function bullAddBulk(): Promise<Run> {
+  const name = fresh('bull-bulk');
+  const connection = new Redis(URL_, { maxRetriesPerRequest: null });
+  const queue = new Queue(name, { connection });
+  await queue.waitUntilReady();
+  const run = await timed(() => batches((from, count) =>
+    queue.addBulk(Array.from({ length: count }, (_, k) => ({ name: 'job', data: { ...DATA, i: from + k }, opts: { removeOnComplete: true } })))));
+  await queue.obliterate({ force: true });
+  await queue.close();
+  await connection.quit();
+  return run;
+}
+
 type Side = 'app' | 'raw' | 'bullmq';
 const runs = new Map<string, Run[]>();
 const record = (key: string, run: Run) => {
@@ -236,12 +286,23 @@ for (const layout of LAYOUTS) {
     await appPublish(layout, 16);
     await rawPublish(layout, 16);
   }
+  if (MODES.includes('publishMany')) {
+    await appPublishMany(layout);
+    await rawPublishMany(layout);
+  }
 }
 await bullConsume(16);
 N = MESSAGES;
 
 // Round after round, every side of every measurement once, so a load swing hits all alike.
 for (let r = 0; r < ROUNDS; r++) {
+  if (MODES.includes('publishMany')) {
+    for (const layout of LAYOUTS) {
+      record(key('publishMany', layout, BATCH, 'app'), await appPublishMany(layout));
+      record(key('publishMany', layout, BATCH, 'raw'), await rawPublishMany(layout));
+    }
+    record(key('publishMany', 'bullmq', BATCH, 'bullmq'), await bullAddBulk());
+  }
   for (const c of CONCURRENCY) {
     for (const layout of LAYOUTS) {
       if (MODES.includes('publish')) {
@@ -261,7 +322,8 @@ for (let r = 0; r < ROUNDS; r++) {
 const results = [];
 for (const mode of MODES) {
   for (const layout of LAYOUTS) {
-    for (const c of CONCURRENCY) {
+    // publishMany has no concurrency: its "concurrency" is the batch size.
+    for (const c of mode === 'publishMany' ? [BATCH] : CONCURRENCY) {
       const app = summary(runs.get(key(mode, layout, c, 'app'))!);
       const raw = summary(runs.get(key(mode, layout, c, 'raw'))!);
       const bullmq = summary(runs.get(key(mode, 'bullmq', c, 'bullmq'))!);

@@ -6,11 +6,13 @@ import {
   envelopeProjection,
   maskUrl,
   projectArtemis,
+  publishOutcomes,
   type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -84,6 +86,16 @@ export class ArtemisTransport implements Transport {
     this.assertOpen();
     const amqp = outgoingMessage(message.body, projectArtemis(message.projection, message.headers), message.delayMs ?? 0);
     await this.publisher.send(message.queue, amqp, this.options.publishWhileDisconnected === 'wait');
+  }
+
+  /**
+   * Publishes a batch: every message sent on its queue's link (each exactly as
+   * {@link publish} sends it) before any outcome is awaited, then each one's
+   * own settlement (accepted, rejected, released, or lost with the link).
+   */
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    this.assertOpen();
+    return publishOutcomes(messages, messages.map((message) => this.publish(message)));
   }
 
   /**

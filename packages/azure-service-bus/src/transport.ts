@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage, type ServiceBusMessageBatch } from '@azure/service-bus';
+import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage } from '@azure/service-bus';
 import {
+  failedOutcomes,
   ConfigurationError,
   connectWithin,
   type BindingRules,
@@ -8,6 +9,7 @@ import {
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -48,7 +50,7 @@ async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<voi
  * - Publishes the envelope bytes as the body (a data section) with the native
  *   projection: subject = URN, correlationId = trace_id, messageId = meta.id,
  *   contentType JSON and the typed `bq-` application properties; riders beside
- *   them; a delay as `scheduledEnqueueTimeUtc`; {@link publishBatch} packs
+ *   them; a delay as `scheduledEnqueueTimeUtc`; {@link publishMany} packs
  *   messages with `createMessageBatch`.
  * - Consumes in PeekLock mode, the SDK renewing the lock of a message whose
  *   handler outlives it (`maxLockRenewalMs`) while the consume loop runs: the
@@ -123,27 +125,61 @@ export class AzureServiceBusTransport implements Transport {
   }
 
   /**
-   * Publishes many messages of one queue with `createMessageBatch`, as few
-   * batches as the namespace's size limit allows. Resolves once every batch
-   * was accepted; a message too large for an empty batch is refused.
+   * Publishes a batch with `createMessageBatch`: per queue, in order, as few
+   * batches as the namespace's size limit allows, each message exactly as
+   * {@link publish} builds it (delays as `scheduledEnqueueTimeUtc`). A message
+   * too large for an empty batch is refused alone; a batch the service refuses
+   * fails the messages it carried.
    */
-  async publishBatch(messages: readonly OutgoingMessage[]): Promise<void> {
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    const byQueue = new Map<string, OutgoingMessage[]>();
-    for (const message of messages) byQueue.set(message.queue, [...(byQueue.get(message.queue) ?? []), message]);
-    for (const [queue, group] of byQueue) {
-      const sender = await this.connection.sender(queue);
-      let batch: ServiceBusMessageBatch = await sender.createMessageBatch();
-      for (const message of group) {
-        const outgoing = this.outgoing(message);
-        if (batch.tryAddMessage(outgoing)) continue;
-        if (batch.count === 0) throw new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`);
-        await sender.sendMessages(batch);
-        batch = await sender.createMessageBatch();
-        if (!batch.tryAddMessage(outgoing)) throw new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`);
+    const outcomes: PublishOutcome[] = new Array(messages.length);
+    const byQueue = new Map<string, number[]>();
+    messages.forEach((message, index) => {
+      const indexes = byQueue.get(message.queue);
+      if (indexes === undefined) byQueue.set(message.queue, [index]);
+      else indexes.push(index);
+    });
+    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
+      const settle = (batch: readonly number[], error?: unknown) => {
+        const group = batch.map((i) => messages[i]!);
+        const results = error === undefined ? group.map((m): PublishOutcome => ({ ok: true, messageId: m.projection.messageId })) : failedOutcomes(group, error);
+        batch.forEach((index, k) => {
+          outcomes[index] = results[k]!;
+        });
+      };
+      try {
+        const sender = await this.connection.sender(queue);
+        let batch = await sender.createMessageBatch();
+        let carried: number[] = [];
+        const flush = async () => {
+          const sent = carried;
+          carried = [];
+          await sender.sendMessages(batch).then(() => settle(sent), (error: unknown) => settle(sent, error));
+        };
+        for (const index of indexes) {
+          const message = messages[index]!;
+          const outgoing = this.outgoing(message);
+          if (batch.tryAddMessage(outgoing)) {
+            carried.push(index);
+            continue;
+          }
+          if (carried.length > 0) {
+            await flush();
+            batch = await sender.createMessageBatch();
+            if (batch.tryAddMessage(outgoing)) {
+              carried.push(index);
+              continue;
+            }
+          }
+          settle([index], new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`));
+        }
+        if (carried.length > 0) await flush();
+      } catch (error) {
+        settle(indexes.filter((index) => outcomes[index] === undefined), error);
       }
-      if (batch.count > 0) await sender.sendMessages(batch);
-    }
+    }));
+    return outcomes;
   }
 
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {

@@ -12,6 +12,8 @@ export type {
   UntypedCatalog,
   UrnOf,
 } from './runtime/app.js';
+export { PublishManyError } from './runtime/publish-many-error.js';
+export type { PublishManyResult } from './runtime/publish-many-error.js';
 export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';
 export type { Handler, Message, UrnCatalog } from './runtime/message.js';
 export type {
@@ -52,12 +54,14 @@ export type {
   EnvelopeProjection,
   HeaderValue,
   OutgoingMessage,
+  PublishOutcome,
   RawPublishOptions,
   ScannedRecord,
   ScanOptions,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';
+export { failedOutcomes, publishOutcomes } from './transport/publish-outcomes.js';
 export { pullLoop } from './transport/pull-loop.js';
 export { connectWithin } from './transport/connect-within.js';
 export type { ConnectAttempt } from './transport/connect-within.js';

@@ -1,5 +1,5 @@
 import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
-import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Message, type Producer } from 'kafkajs';
 import type { RecordWrite } from './kafka-delivery.js';
 import { parseKafkaUrl } from './url.js';
 
@@ -84,6 +84,28 @@ export class KafkaConnection {
         ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
       }],
     });
+  }
+
+  /**
+   * Writes many records in one produce call (one request per broker, records
+   * grouped by topic in the order given) and resolves once every in-sync
+   * replica has them (acks=all). A failure fails the call as a whole.
+   */
+  async writeMany(records: readonly (RecordWrite & { timestamp?: string })[]): Promise<void> {
+    const producer = await this.producer();
+    const byTopic = new Map<string, Message[]>();
+    for (const record of records) {
+      const message: Message = {
+        key: record.key,
+        value: record.value,
+        headers: record.headers,
+        ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
+      };
+      const messages = byTopic.get(record.topic);
+      if (messages === undefined) byTopic.set(record.topic, [message]);
+      else messages.push(message);
+    }
+    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
   }
 
   /** Disconnects the producer and admin. Idempotent. */

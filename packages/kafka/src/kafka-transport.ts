@@ -3,6 +3,7 @@ import {
   connectWithin,
   DLQ_SUFFIX,
   dlqName,
+  failedOutcomes,
   projectKafka,
   type BindingRules,
   type ConnectOptions,
@@ -10,6 +11,7 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type PublishOutcome,
   type RawPublishOptions,
   type ScannedRecord,
   type ScanOptions,
@@ -22,7 +24,7 @@ import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.
 import { DrainWatch } from './drain-watch.js';
 import { KafkaHeader } from './headers.js';
 import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
-import type { Ordering, RecordResult } from './partition-batch.js';
+import { SETTLED, type Ordering, type RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { scanTopic, waitingRanges } from './scan.js';
@@ -155,6 +157,45 @@ export class KafkaTransport implements Transport {
    * above the largest tier, the publish is refused.
    */
   async publish(message: OutgoingMessage): Promise<void> {
+    await this.connection.write(this.record(message));
+  }
+
+  /**
+   * Publishes a batch in one produce call (`sendBatch`, acks=all): each record
+   * exactly as {@link publish} builds it, delays to their tiers. A delay no
+   * tier covers is refused for that message alone; a failed call fails every
+   * message it carried (on a cluster, records bound for another broker may
+   * have been written all the same: a retry can duplicate them).
+   */
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    const outcomes: PublishOutcome[] = new Array(messages.length);
+    const records: (RecordWrite & { timestamp?: string })[] = [];
+    const sent: number[] = [];
+    messages.forEach((message, index) => {
+      try {
+        records.push(this.record(message));
+        sent.push(index);
+      } catch (error) {
+        outcomes[index] = failedOutcomes([message], error)[0]!;
+      }
+    });
+    if (records.length === 0) return outcomes;
+    const batch = sent.map((index) => messages[index]!);
+    let results: PublishOutcome[];
+    try {
+      await this.connection.writeMany(records);
+      results = batch.map((m) => ({ ok: true, messageId: m.projection.messageId }));
+    } catch (error) {
+      results = failedOutcomes(batch, error);
+    }
+    sent.forEach((index, k) => {
+      outcomes[index] = results[k]!;
+    });
+    return outcomes;
+  }
+
+  /** The record {@link publish} writes for `message`; a delay no tier covers throws. */
+  private record(message: OutgoingMessage): RecordWrite & { timestamp?: string } {
     const { headers, timestamp } = projectKafka(message.projection, message.headers);
     let topic = message.queue;
     const delayMs = message.delayMs ?? 0;
@@ -164,13 +205,13 @@ export class KafkaTransport implements Transport {
       headers[KafkaHeader.DELAY] = String(tier.delayMs);
       headers[KafkaHeader.ORIGINAL_TOPIC] = message.queue;
     }
-    await this.connection.write({
+    return {
       topic,
       value: message.body,
       key: message.key ?? null,
       headers,
       ...(timestamp !== undefined ? { timestamp } : {}),
-    });
+    };
   }
 
   /**
@@ -234,7 +275,7 @@ export class KafkaTransport implements Transport {
       } finally {
         drain.finished();
       }
-      if (delivery.state === 'settled') return { kind: 'settled' };
+      if (delivery.state === 'settled') return SETTLED;
       this.logger.warn(
         { topic, partition, offset: record.offset, why: delivery.unsettledWhy ?? 'not settled', redeliveryInMs: this.redeliveryDelayMs },
         'Kafka record not committed; its partition pauses and the record is delivered again',

@@ -2,11 +2,13 @@ import {
   ConnectError,
   connectWithin,
   consoleLogger,
+  publishOutcomes,
   type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -103,6 +105,16 @@ export class PulsarTransport implements Transport {
       properties: publishProperties(message.projection, message.headers, delayMs),
       delayMs,
     });
+  }
+
+  /**
+   * Publishes a batch on the topics' WebSocket producers: every message sent
+   * (each exactly as {@link publish} sends it) before any receipt is awaited,
+   * then each one's own receipt.
+   */
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    this.assertOpen();
+    return publishOutcomes(messages, messages.map((message) => this.publish(message)));
   }
 
   /** Writes `body` as is to `queue` (a DLQ record, a redrive), stored before it resolves; `headers` ride the properties. */

@@ -57,20 +57,68 @@ export class Publisher {
     }
   }
 
+  /**
+   * Sends every request on the confirm channel before waiting for any confirm
+   * (a confirm window): the queues are declared once, each message is written
+   * as {@link send} writes it (pausing only when the socket asks to drain), and
+   * one promise per request settles as `send`'s would, a message lost with the
+   * connection being sent again on its own when its request says `wait`.
+   */
+  async sendMany(requests: readonly PublishRequest[]): Promise<Promise<void>[]> {
+    const wait = requests.some((r) => r.wait);
+    let channel: ConfirmChannel;
+    try {
+      channel = await this.prepare(requests.map((r) => r.spec), wait);
+    } catch (error) {
+      return requests.map((request) => this.retried(request, error));
+    }
+    const sends: Promise<void>[] = [];
+    for (const request of requests) {
+      const draining = this.drained.get(channel);
+      if (draining) await draining;
+      const written = this.publishOn(channel, request);
+      const sent = request.wait ? written.catch((error: unknown) => this.retried(request, error)) : written;
+      sent.catch(() => undefined); // the caller reads it after the loop; an early failure is not unhandled meanwhile
+      sends.push(sent);
+    }
+    return sends;
+  }
+
+  /** `error` again, or the request sent once more on its own when a reconnect cures it. */
+  private retried(request: PublishRequest, error: unknown): Promise<void> {
+    if (!request.wait || this.connection.terminal() || !isConnectionLoss(error)) return Promise.reject(error);
+    this.logger.warn({ queue: request.spec.name }, 'publish lost with the connection; sending it again after the reconnect');
+    return this.send(request);
+  }
+
   private async sendOnce(request: PublishRequest): Promise<void> {
-    const model = await this.connection.open(request.wait);
-    const { spec } = request;
-    // A delayed message expires into its target queue: it must exist by then,
-    // or the broker drops the message at expiry.
-    if (spec.kind === 'delay') await this.queues.ensure(model, { kind: 'work', name: spec.target }, request.wait);
-    await this.queues.ensure(model, spec, request.wait);
-    const channel = await this.slot.get(request.wait);
+    const channel = await this.prepare([request.spec], request.wait);
     const draining = this.drained.get(channel);
     if (draining) await draining;
-    const routingKey = spec.name;
+    return this.publishOn(channel, request);
+  }
+
+  /** Declares the queues of `specs` (once each) and resolves with the confirm channel. */
+  private async prepare(specs: readonly QueueSpec[], wait: boolean): Promise<ConfirmChannel> {
+    const model = await this.connection.open(wait);
+    const seen = new Set<string>();
+    for (const spec of specs) {
+      if (seen.has(spec.name)) continue;
+      seen.add(spec.name);
+      // A delayed message expires into its target queue: it must exist by then,
+      // or the broker drops the message at expiry.
+      if (spec.kind === 'delay') await this.queues.ensure(model, { kind: 'work', name: spec.target }, wait);
+      await this.queues.ensure(model, spec, wait);
+    }
+    return this.slot.get(wait);
+  }
+
+  /** Writes one message on `channel`; settles once it is confirmed (or at once without confirms). */
+  private publishOn(channel: ConfirmChannel, request: PublishRequest): Promise<void> {
+    const routingKey = request.spec.name;
     const entry: Pending = { routingKey, body: request.body, returned: false };
     const queue = this.pending.get(channel)!;
-    const result = new Promise<void>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       let accepted: boolean;
       try {
         accepted = channel.publish('', routingKey, request.body, { ...request.properties, mandatory: true }, (error) => {
@@ -103,7 +151,6 @@ export class Publisher {
       }
       if (!request.confirm) resolve();
     });
-    return result;
   }
 
   private async openChannel(model: ChannelModel): Promise<ConfirmChannel> {

@@ -1,4 +1,5 @@
 import {
+  publishOutcomes,
   connectWithin,
   consoleLogger,
   maskUrl,
@@ -8,6 +9,7 @@ import {
   type Delivery,
   type HeaderValue,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -19,8 +21,8 @@ import { Consumer } from './consumer.js';
 import { TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './properties.js';
-import { Publisher } from './publisher.js';
-import { delayQueue, QueueDeclarer, type QueueSpec } from './queues.js';
+import { Publisher, type PublishRequest } from './publisher.js';
+import { delayQueue, QueueDeclarer } from './queues.js';
 import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
 import { assertAmqpUrl } from './url.js';
 
@@ -86,15 +88,29 @@ export class RabbitMqTransport implements Transport {
    */
   async publish(message: OutgoingMessage): Promise<void> {
     this.assertOpen();
+    await this.publisher.send(this.request(message));
+  }
+
+  /**
+   * Publishes a batch in one confirm window: every message is written on the
+   * confirm channel (each exactly as {@link publish} writes it, queues declared
+   * once) before any confirm is awaited; each message's outcome is its own
+   * confirm, nack, return or channel loss.
+   */
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    this.assertOpen();
+    return publishOutcomes(messages, await this.publisher.sendMany(messages.map((m) => this.request(m))));
+  }
+
+  private request(message: OutgoingMessage): PublishRequest {
     const delayMs = message.delayMs ?? 0;
-    const spec: QueueSpec = delayMs > 0 ? delayQueue(message.queue, delayMs) : { kind: 'work', name: message.queue };
-    await this.publisher.send({
-      spec,
+    return {
+      spec: delayMs > 0 ? delayQueue(message.queue, delayMs) : { kind: 'work', name: message.queue },
       body: message.body,
       properties: projectProperties(message.projection, message.headers),
       confirm: this.options.confirm,
       wait: this.options.publishWhileDisconnected === 'wait',
-    });
+    };
   }
 
   /** Writes `body` as is to `queue` (a DLQ record, a redrive), persistent and confirmed; `headers` ride the AMQP headers. */

@@ -305,6 +305,51 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
       }
     });
 
+    for (const mode of ['fail', 'wait'] as const) {
+      it(`publishMany with publishWhileDisconnected '${mode}': a connection cut mid-window — every message reported ok is on the queue${mode === 'wait' ? ', and every one is reported ok' : ''}`, async () => {
+        const q = queue(`bq-rmq-outage-many-${mode}`);
+        const logger = captureLogger();
+        const transport = new RabbitMqTransport({
+          url: proxy.url(url),
+          publishWhileDisconnected: mode,
+          reconnect: { initialDelayMs: 20, maxDelayMs: 100 },
+          logger,
+        });
+        try {
+          const accepted = new Set<string>();
+          let failed = 0;
+          let sent = 0;
+          let cut = false;
+          // Batches of 50, one window at a time, cut once 300 are confirmed.
+          while (sent < 1000) {
+            const batch = Array.from({ length: 50 }, (_, k) => {
+              const { body, projection } = envelope(URN, { i: sent + k }, q);
+              return { body, queue: q, projection };
+            });
+            sent += batch.length;
+            const window = transport.publishMany(batch);
+            if (!cut && accepted.size >= 300) {
+              proxy.cut();
+              cut = true;
+            }
+            for (const outcome of await window) {
+              if (outcome.ok) accepted.add(outcome.messageId);
+              else failed += 1;
+            }
+            if (mode === 'fail' && cut && failed > 0) break;
+          }
+          assert.ok(cut, 'the connection was cut while publishing');
+          if (mode === 'wait') assert.equal(failed, 0, 'every message sent again after the reconnect');
+          else assert.ok(failed > 0, 'the cut failed the messages of its window');
+          const delivered = new Set((await raw.drain(q)).map((m) => String(m.properties.messageId)));
+          assert.deepEqual([...accepted].filter((id) => !delivered.has(id)), [], 'nothing reported ok is missing');
+        } finally {
+          await transport.close();
+          if (!proxy.up) await proxy.start();
+        }
+      });
+    }
+
     it('a waiting publish is rejected, not dropped silently, when the transport closes', async () => {
       const q = queue('bq-rmq-outage-close');
       const logger = captureLogger();

@@ -8,6 +8,7 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -117,6 +118,17 @@ export class RedisTransport implements Transport {
    */
   publish(message: OutgoingMessage): Promise<void> {
     return this.impl.publish(message);
+  }
+
+  /**
+   * Publishes a batch, each message as {@link publish} writes it, with one
+   * write per queue, all in flight at once: legacy `RPUSH <queue> v1 … vn`;
+   * zset one push script for the messages due now and one `ZADD :delayed` for
+   * the delayed ones. A queue's keys share one hash slot, so on a cluster each
+   * write goes to its node. A write fails or succeeds for all its messages.
+   */
+  publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    return this.impl.publishMany(messages);
   }
 
   /** Pushes a record (dead-letter, redrive) to `queue` exactly like a publish without delay. */

@@ -6,6 +6,7 @@ import { createApp } from '@babelqueue/core';
 import { CrossSlotError, legacyCleanup, RedisTransport, redisTransportFromUrl, type RedisLayout } from '../src/index.js';
 import { broker, captureLogger, closeTransports, track, uniqueQueue } from './support/redis.js';
 import { within } from '../../../test/support/until.js';
+import { outgoingBatch } from '../../../test/support/outgoing.js';
 
 const b = broker('redis-cluster');
 const URN = 'urn:babel:orders:created';
@@ -45,6 +46,21 @@ describe('redis cluster', { skip: b.skip }, () => {
       const records = (await cluster.lrange(ready(`${q}.dlq`), 0, -1)).map((r) => (JSON.parse(r) as { dead_letter: { reason: string } }).dead_letter.reason);
       assert.deepEqual(records.sort(), ['failed', 'poison']);
       await app.close();
+    });
+
+    it(`${layout}: publishMany across queues on different slots writes each queue on its node, byte for byte`, async () => {
+      const queues = [`{${uniqueQueue(`c-pm-a-${layout}`)}}`, `{${uniqueQueue(`c-pm-b-${layout}`)}}`, `{${uniqueQueue(`c-pm-c-${layout}`)}}`];
+      const slots = await Promise.all(queues.map((q) => slot(ready(q))));
+      assert.ok(new Set(slots).size > 1, 'precondition: the queues sit in more than one slot');
+      const transport = track(new RedisTransport({ url: b.url!, cluster: true, layout, logger: captureLogger() }));
+      const batches = queues.map((q) => outgoingBatch(q, 4));
+      const interleaved = [0, 1, 2, 3].flatMap((i) => batches.map((batch) => batch[i]!));
+      const outcomes = await transport.publishMany(interleaved);
+      assert.ok(outcomes.every((o) => o.ok), 'every message accepted');
+      assert.deepEqual(outcomes.map((o) => o.messageId), interleaved.map((m) => m.projection.messageId));
+      for (const [i, q] of queues.entries()) {
+        assert.deepEqual(await cluster.lrangeBuffer(ready(q), 0, -1), batches[i]!.map((m) => m.body), `queue ${i} in order`);
+      }
     });
 
     it(`${layout}: an untagged queue surfaces CROSSSLOT as a clear error naming the hash-tag fix`, async () => {

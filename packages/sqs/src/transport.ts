@@ -6,6 +6,7 @@ import {
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type PublishOutcome,
   type RawPublishOptions,
   type Transport,
   type TransportCapabilities,
@@ -21,11 +22,6 @@ import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
 import { Sender, type Outgoing } from './send.js';
 import { SettleBatcher } from './settle-batcher.js';
-
-/** The outcome of one message of {@link SqsTransport.publishMany}, in the order given. */
-export type PublishResult =
-  | { readonly ok: true; readonly messageId: string }
-  | { readonly ok: false; readonly messageId: string; readonly error: Error };
 
 /**
  * The Amazon SQS binding over `@aws-sdk/client-sqs`.
@@ -100,9 +96,9 @@ export class SqsTransport implements Transport {
    * batch, or in a call that failed as a whole is `ok: false` with the reason,
    * so nothing is silently lost.
    */
-  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishResult[]> {
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    const results: PublishResult[] = new Array(messages.length);
+    const results: PublishOutcome[] = new Array(messages.length);
     const byQueue = new Map<string, number[]>();
     messages.forEach((message, index) => {
       const indexes = byQueue.get(message.queue);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, EnvelopeCodec, envelopeProjection, type Envelope, type OutgoingMessage } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, PublishManyError, envelopeProjection, type Envelope, type OutgoingMessage } from '@babelqueue/core';
 import { DelayNotSupportedError, InvalidBodyError, MessageTooLargeError, QueueNotFoundError, TransportClosedError } from '@babelqueue/sqs';
 import { suites } from '../../core/test/conformance/suite.js';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -300,6 +300,45 @@ describe('SQS publish', { skip: sqs.skip }, () => {
       assert.ok(!failed3.ok && failed3.error instanceof MessageTooLargeError, 'the oversized one is refused here');
       const bodies = (await raw.drain(url, 3)).map((m) => m.Body).sort();
       assert.deepEqual(bodies, [0, 2, 4].map((i) => messages[i]!.body.toString()).sort());
+    });
+
+    it('each message carries what a single publish gives it: body, attributes with riders, delay', async () => {
+      const single = await raw.fresh('many-same-single');
+      const batched = await raw.fresh('many-same-batch');
+      const { transport: t } = transport();
+      const messages = many(single.name, 4).map((m) => ({ ...m, headers: { traceparent: TRACEPARENT } }));
+      try {
+        for (const m of messages) await t.publish(m);
+        assert.ok((await t.publishMany(messages.map((m) => ({ ...m, queue: batched.name })))).every((r) => r.ok), 'every message accepted');
+      } finally {
+        await t.close();
+      }
+      const byId = (got: { MessageAttributes?: Record<string, { StringValue?: string }> }[]) =>
+        [...got].sort((x, y) => String(x.MessageAttributes?.['bq-message-id']?.StringValue).localeCompare(String(y.MessageAttributes?.['bq-message-id']?.StringValue)));
+      const a = byId(await raw.drain(single.url, 4));
+      const c = byId(await raw.drain(batched.url, 4));
+      assert.equal(c.length, 4);
+      c.forEach((got, i) => {
+        assert.equal((got as { Body?: string }).Body, (a[i] as { Body?: string }).Body, `message ${i} body`);
+        assert.deepEqual(got.MessageAttributes, a[i]!.MessageAttributes, `message ${i} attributes`);
+      });
+    });
+
+    it('through the App: an oversized item rejects with a PublishManyError naming it; the others are delivered', async () => {
+      const { name: queue, url } = await raw.fresh('many-app');
+      const { transport: t } = transport();
+      const app = createApp({ transport: t, queue });
+      let error: unknown;
+      try {
+        error = await app.publishMany(URN, [{ i: 0 }, { blob: 'x'.repeat(1_100_000) }, { i: 2 }]).catch((e: unknown) => e);
+      } finally {
+        await app.close();
+      }
+      assert.ok(error instanceof PublishManyError, 'a PublishManyError');
+      assert.deepEqual(error.failed, [1]);
+      assert.ok(error.errors[0] instanceof MessageTooLargeError, 'the reason is the size');
+      const ids = (await raw.drain(url, 2)).map((m) => JSON.parse(m.Body!).meta.id).sort();
+      assert.deepEqual(ids, [error.results[0]!.id, error.results[2]!.id].sort());
     });
 
     it('a queue that cannot be used fails each message, with the reason', async () => {

@@ -1,19 +1,20 @@
-import { EnvelopeCodec } from '../envelope/codec.js';
-import type { Envelope, JsonObject } from '../envelope/types.js';
 import type { PolicyConfig } from '../settlement/policy-config.js';
 import type { UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
-import type { OutgoingMessage, Transport } from '../transport/transport.js';
+import type { Transport } from '../transport/transport.js';
 import { resolveSettings, type AppSettings } from './app-settings.js';
 import { processDelivery, type DropEvent, type FailedEvent, type ProcessorContext } from './delivery-processor.js';
-import { CapabilityError, ConfigurationError } from './errors.js';
-import type { Instrumentation, PublishResult, PublishScope } from './instrumentation.js';
+import { ConfigurationError } from './errors.js';
+import type { Instrumentation } from './instrumentation.js';
 import type { Logger } from './logger.js';
 import type { Handler, UrnCatalog } from './message.js';
 import { checkOptionKeys } from './option-keys.js';
+import { Publisher, type PublishOptions } from './publisher.js';
 import { startupChecks } from './startup-checks.js';
-import { thrownFields } from './thrown.js';
+import { InterruptWatch } from './handler-run.js';
 import { runWorker } from './worker.js';
 import type { RetryBackoff } from '../settlement/policy-config.js';
+
+export type { PublishOptions } from './publisher.js';
 
 /** Dead-lettering settings: `true` for `<queue>.dlq`, or an explicit queue / suffix. */
 export interface DeadLetterOptions {
@@ -72,20 +73,6 @@ export interface AppOptions {
   readonly instrumentation?: Instrumentation;
 }
 
-/** Options of {@link App.publish}. */
-export interface PublishOptions {
-  /** Target queue; default the App's queue. Stamped as `meta.queue`. */
-  readonly queue?: string;
-  /** Continue an existing trace (trimmed, reused verbatim); default a new UUID. */
-  readonly traceId?: string;
-  /** Deliver no earlier than this many ms from now. Refused by transports without delays. */
-  readonly delayMs?: number;
-  /** Out-of-band headers (traceparent, …) carried in native metadata, never in the body. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** Ordering key: the Kafka record key (carried byte-for-byte), the SQS FIFO `MessageGroupId`; ignored by other brokers. */
-  readonly key?: Buffer | string | null;
-}
-
 /** Options of {@link App.run}. */
 export interface RunOptions {
   /** Queue to consume; default the App's queue. */
@@ -139,6 +126,20 @@ export interface App<C extends UrnCatalog = UntypedCatalog> {
     ? (urn: string, data: object, options?: PublishOptions) => Promise<string>
     : <U extends UrnOf<C>>(urn: U, data: C[U], options?: PublishOptions) => Promise<string>;
   /**
+   * Builds one envelope per payload, exactly as `publish` does (same checks, a
+   * fresh `meta.id` each, `options` applied to every item), and sends them in
+   * one batch with the broker's own batching where the transport has it
+   * (`Transport.publishMany`), else as concurrent single publishes. A payload
+   * that cannot be an envelope fails the call before anything is sent.
+   * Resolves with the `meta.id`s in order once the broker has every message.
+   * If any message failed, **rejects** with a `PublishManyError` whose
+   * `results` give every item's id and outcome in order (`failed`: the
+   * indexes to retry), so a partial failure cannot go unnoticed.
+   */
+  publishMany: C extends UntypedCatalog
+    ? (urn: string, items: readonly object[], options?: PublishOptions) => Promise<string[]>
+    : <U extends UrnOf<C>>(urn: U, items: readonly C[U][], options?: PublishOptions) => Promise<string[]>;
+  /**
    * Connects (failing with a `ConnectError` within `connectTimeoutMs` when the
    * broker cannot be reached), logs `consuming <queue> on <target>`, and
    * consumes until the signal aborts; then shuts down within
@@ -155,7 +156,6 @@ export interface App<C extends UrnCatalog = UntypedCatalog> {
 
 const RUN_KEYS = ['queue', 'concurrency', 'signal', 'handleSignals'] as const;
 const CONSUME_KEYS = ['queue', 'maxMessages', 'idleMs', 'concurrency', 'signal'] as const;
-const PUBLISH_KEYS = ['queue', 'traceId', 'delayMs', 'headers', 'key'] as const;
 
 /**
  * Creates an {@link App}. Options are validated here, so a bad setting (an
@@ -198,26 +198,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
   });
   const drainContext = context({});
 
-  const publishScope = (urn: string, queue: string, publishOptions: PublishOptions): PublishScope | undefined => {
-    try {
-      return settings.instrumentation!.publish!({
-        urn,
-        queue,
-        ...(publishOptions.traceId !== undefined ? { traceId: publishOptions.traceId } : {}),
-        ...(publishOptions.headers !== undefined ? { headers: publishOptions.headers } : {}),
-      });
-    } catch (error) {
-      logger.error({ queue, urn, ...thrownFields(error) }, 'instrumentation threw at the start of a publish; ignored');
-      return undefined;
-    }
-  };
-  const endPublish = (scope: PublishScope, result: PublishResult): void => {
-    try {
-      scope.end(result);
-    } catch (error) {
-      logger.error(thrownFields(error), 'instrumentation threw at the end of a publish; ignored');
-    }
-  };
+  const publisher = new Publisher({ transport, logger, queue: settings.queue, instrumentation: settings.instrumentation });
   const checks = startupChecks(settings, handlers, config);
 
   const app = {
@@ -230,41 +211,17 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       return app;
     },
 
-    async publish(urn: string, data: object, publishOptions: PublishOptions = {}) {
-      checkOptionKeys('publish options', publishOptions, PUBLISH_KEYS);
-      const queue = queueName('publish options.queue', publishOptions.queue ?? settings.queue);
-      const delayMs = publishOptions.delayMs ?? 0;
-      if (!(typeof delayMs === 'number' && Number.isFinite(delayMs) && delayMs >= 0)) {
-        throw new ConfigurationError(`delayMs must be a non-negative number, got ${String(delayMs)}`);
-      }
-      if (delayMs > 0 && !transport.capabilities.delayedPublish) {
-        throw new CapabilityError(`the ${transport.rules.name} transport cannot delay a publish (delayMs=${delayMs})`);
-      }
-      const scope = settings.instrumentation?.publish === undefined ? undefined : publishScope(urn, queue, publishOptions);
-      if (scope === undefined) {
-        const envelope = makeEnvelope(urn, data, queue, publishOptions.traceId);
-        await transport.publish(outgoing(envelope, queue, delayMs, publishOptions, publishOptions.headers));
-        return envelope.meta.id;
-      }
-      let envelope: Envelope | undefined;
-      try {
-        envelope = makeEnvelope(urn, data, queue, publishOptions.traceId ?? scope.traceId);
-        // The caller's own riders win a clash with the instrumentation's.
-        const headers = scope.headers === undefined ? publishOptions.headers : { ...scope.headers, ...publishOptions.headers };
-        await transport.publish(outgoing(envelope, queue, delayMs, publishOptions, headers));
-      } catch (error) {
-        endPublish(scope, envelope === undefined ? { error } : { envelope, error });
-        throw error;
-      }
-      endPublish(scope, { envelope });
-      return envelope.meta.id;
-    },
+    publish: (urn: string, data: object, publishOptions?: PublishOptions) => publisher.publish(urn, data, publishOptions),
+
+    publishMany: (urn: string, items: readonly object[], publishOptions?: PublishOptions) => publisher.publishMany(urn, items, publishOptions),
 
     async run(runOptions: RunOptions = {}) {
       checkOptionKeys('run options', runOptions, RUN_KEYS);
       const queue = queueName('run options.queue', runOptions.queue ?? settings.queue);
       const concurrency = positive(runOptions.concurrency ?? 1);
       checks.beforeConsume(queue, true);
+      // The worker passes the same interrupt signal for every delivery of this run: one context per run.
+      let runContext: ProcessorContext | undefined;
       await runWorker({
         transport,
         queue,
@@ -274,7 +231,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         handleSignals: runOptions.handleSignals === true,
         connectTimeoutMs: settings.connectTimeoutMs,
         shutdownTimeoutMs: settings.shutdownTimeoutMs,
-        process: (delivery, interrupt) => processDelivery(delivery, context({ interrupt })),
+        process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt: new InterruptWatch(interrupt) })),
         started: () => checks.started(queue, concurrency),
       });
     },
@@ -288,9 +245,9 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       await transport.connect({ timeoutMs: settings.connectTimeoutMs, signal });
       checks.started(queue, concurrency);
       let handled = 0;
-      await transport.consume(queue, async (delivery) => {
+      await transport.consume(queue, (delivery) => {
         handled += 1;
-        await processDelivery(delivery, drainContext);
+        return processDelivery(delivery, drainContext);
       }, {
         concurrency,
         signal,
@@ -307,36 +264,6 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
     },
   };
   return app as unknown as App<C>;
-}
-
-function makeEnvelope(urn: string, data: object, queue: string, traceId: string | undefined): Envelope {
-  return EnvelopeCodec.make(urn, data as JsonObject, { queue, ...(traceId !== undefined ? { traceId } : {}) });
-}
-
-function outgoing(
-  envelope: Envelope,
-  queue: string,
-  delayMs: number,
-  publishOptions: PublishOptions,
-  headers: Readonly<Record<string, string>> | undefined,
-): OutgoingMessage {
-  const key = publishOptions.key;
-  return {
-    body: Buffer.from(EnvelopeCodec.encode(envelope), 'utf8'),
-    queue,
-    projection: {
-      urn: envelope.job,
-      traceId: envelope.trace_id,
-      messageId: envelope.meta.id,
-      schemaVersion: envelope.meta.schema_version,
-      lang: envelope.meta.lang,
-      createdAt: envelope.meta.created_at,
-      attempts: envelope.attempts,
-    },
-    ...(delayMs > 0 ? { delayMs } : {}),
-    ...(headers ? { headers } : {}),
-    ...(key === undefined ? {} : { key: typeof key === 'string' ? Buffer.from(key, 'utf8') : key }),
-  };
 }
 
 /** The settings a started worker reads; exported for the start-up checks. */

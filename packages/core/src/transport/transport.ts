@@ -75,6 +75,16 @@ export interface Delivery {
   settle(decision: Decision): Promise<void>;
 }
 
+/**
+ * How one message of {@link Transport.publishMany} ended, in the order the
+ * messages were given. `messageId` is the message's `meta.id`. A failed message
+ * carries the reason; whether the broker may still have it (a batch that failed
+ * after part of it was written) is for the error to say.
+ */
+export type PublishOutcome =
+  | { readonly ok: true; readonly messageId: string }
+  | { readonly ok: false; readonly messageId: string; readonly error: Error };
+
 /** Options of {@link Transport.publishRaw}. */
 export interface RawPublishOptions {
   /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
@@ -174,6 +184,18 @@ export interface Transport {
   reservationMs?(queue: string): number | undefined;
   /** Publishes one message; resolves once the broker has it (confirmed where the broker can confirm). */
   publish(message: OutgoingMessage): Promise<void>;
+  /**
+   * Publishes many messages with the broker's own batching (one pipeline, a
+   * confirm window, one produce request, `SendMessageBatch`, …); each message
+   * is sent exactly as {@link publish} would send it (same bytes, metadata,
+   * delay and riders). Resolves once every message is settled with one
+   * {@link PublishOutcome} per message, in the order given, and never rejects
+   * for one message: a message the broker refused, or one of a batch that
+   * failed as a whole, is `ok: false`. Rejecting means no message was sent
+   * (the transport is closed). Optional: the App falls back to concurrent
+   * `publish` calls.
+   */
+  publishMany?(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]>;
   /** Writes a dead-letter or raw record to a queue (used by redrive and tools), with the key where the broker has one. */
   publishRaw?(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions): Promise<void>;
   /**

@@ -54,3 +54,14 @@ void typed.publish('urn:babel:orders:shipped', { order_id: 1 });
 void typed.publish('urn:babel:orders:deleted', { order_id: 1 });
 // @ts-expect-error the handler of orders:created receives OrderCreated, not OrderShipped
 typed.handle('urn:babel:orders:created', (data: OrderShipped) => data.carrier);
+
+// publishMany takes the same catalog: an array of the URN's payloads.
+void typed.publishMany('urn:babel:orders:shipped', [{ order_id: 1, carrier: 'dhl' }, { order_id: 2, carrier: 'ups' }], { queue: 'orders' });
+// @ts-expect-error one item lacks `carrier`
+void typed.publishMany('urn:babel:orders:shipped', [{ order_id: 1, carrier: 'dhl' }, { order_id: 2 }]);
+// @ts-expect-error a URN outside the catalog
+void typed.publishMany('urn:babel:orders:deleted', [{ order_id: 1 }]);
+const ids: Promise<string[]> = plain.publishMany('urn:babel:orders:created', [created, { order_id: 2 }]);
+void ids;
+// @ts-expect-error items are objects
+void plain.publishMany('urn:babel:orders:created', [1, 2]);

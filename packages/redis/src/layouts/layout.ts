@@ -1,4 +1,4 @@
-import type { BindingRules, OutgoingMessage, ScannedRecord, ScanOptions, TransportCapabilities } from '@babelqueue/core';
+import type { BindingRules, OutgoingMessage, PublishOutcome, ScannedRecord, ScanOptions, TransportCapabilities } from '@babelqueue/core';
 import type { Reserver } from '../consume/reserver.js';
 
 /** What differs between the two key layouts. */
@@ -8,6 +8,8 @@ export interface Layout {
   /** How long the consume loop waits for work after an empty reserve before it looks again. */
   readonly pollWaitMs: number;
   publish(message: OutgoingMessage): Promise<void>;
+  /** The batch as one write per queue (see `publishInGroups`). */
+  publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]>;
   publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void>;
   reserver(queue: string): Reserver;
   /** Up to `max` envelope bodies from the head of the ready list, left in place. */

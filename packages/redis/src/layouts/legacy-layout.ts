@@ -4,6 +4,7 @@ import {
   type Decision,
   type Logger,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type TransportCapabilities,
@@ -18,6 +19,7 @@ import { reservationTokens } from '../token.js';
 import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from './list-scan.js';
+import { publishInGroups } from './publish-batch.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 import { sleep } from '../consume/wait.js';
@@ -55,6 +57,15 @@ export class LegacyLayout implements Layout {
   async publish(message: OutgoingMessage): Promise<void> {
     if ((message.delayMs ?? 0) > 0) throw new DelayedPublishUnsupportedError(message.queue);
     await this.publishRaw(message.queue, message.body, message.headers);
+  }
+
+  /** One `RPUSH <queue> v1 … vn` per queue; a delayed message is refused alone. */
+  publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    return publishInGroups(
+      messages,
+      (m) => ((m.delayMs ?? 0) > 0 ? new DelayedPublishUnsupportedError(m.queue) : m.queue),
+      (batch) => slotGuard(batch[0]!.queue, this.client.rpush(batch[0]!.queue, ...batch.map((m) => frameValue(m.body, m.headers)))),
+    );
   }
 
   async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {

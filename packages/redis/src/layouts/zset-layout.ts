@@ -4,6 +4,7 @@ import {
   type Decision,
   type Logger,
   type OutgoingMessage,
+  type PublishOutcome,
   type ScannedRecord,
   type ScanOptions,
   type TransportCapabilities,
@@ -19,6 +20,7 @@ import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from './list-scan.js';
+import { publishInGroups } from './publish-batch.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 
@@ -58,6 +60,24 @@ export class ZsetLayout implements Layout {
       return;
     }
     await this.push(message.queue, message.body);
+  }
+
+  /**
+   * Per queue, one push script for the messages due now (in order, a notify
+   * token each) and one `ZADD :delayed` for the delayed ones, as
+   * {@link publish} scores them.
+   */
+  publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    return publishInGroups(
+      messages,
+      (m) => `${(m.delayMs ?? 0) > 0 ? 'delayed' : 'ready'}:${m.queue}`,
+      (batch) => {
+        const queue = batch[0]!.queue;
+        const keys = this.keys(queue);
+        if ((batch[0]!.delayMs ?? 0) === 0) return slotGuard(queue, SCRIPTS.zsetPush.run(this.client, [keys.ready, keys.notify], batch.map((m) => m.body)));
+        return slotGuard(queue, this.client.zadd(keys.delayed, ...batch.flatMap((m) => [dueScore(m.delayMs!), m.body])));
+      },
+    );
   }
 
   publishRaw(queue: string, body: Buffer): Promise<void> {

@@ -1,0 +1,28 @@
+import type { OutgoingMessage, PublishOutcome } from './transport.js';
+
+/**
+ * The outcomes of sends already under way, one promise per message in the
+ * same order: `ok` where it resolved, the reason where it rejected. For
+ * bindings whose batching is "send all, then await each settlement", and for
+ * the App's fallback when a transport has no `publishMany`.
+ */
+export async function publishOutcomes(
+  messages: readonly OutgoingMessage[],
+  sends: readonly Promise<unknown>[],
+): Promise<PublishOutcome[]> {
+  const settled = await Promise.allSettled(sends);
+  return settled.map((result, index) => {
+    const messageId = messages[index]!.projection.messageId;
+    return result.status === 'fulfilled' ? { ok: true, messageId } : { ok: false, messageId, error: asError(result.reason) };
+  });
+}
+
+/** Every message failed with one error (a batch refused as a whole). */
+export function failedOutcomes(messages: readonly OutgoingMessage[], error: unknown): PublishOutcome[] {
+  const reason = asError(error);
+  return messages.map((message) => ({ ok: false, messageId: message.projection.messageId, error: reason }));
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
