@@ -3,7 +3,7 @@
  * commands, and beside BullMQ, on the same Redis, in one run. JSON out.
  *
  *   BABELQUEUE_REDIS_URL=redis://127.0.0.1:6379 \
- *     node --conditions=source --import tsx bench/redis/index.ts [messages=10000] [rounds=3]
+ *     node --conditions=source --import tsx bench/redis/index.ts [messages=10000] [rounds=5] [modes=publish,consume,publishMany]
  *
  * For each layout (legacy, zset) and concurrency (1, 16):
  * - publish: `concurrency` publishers in flight. App: app.publish (makes and
@@ -16,14 +16,18 @@
  *   (legacy: LMOVE ready→processing, JSON.parse, LREM; zset: Laravel's pop
  *   script, JSON.parse, ZREM :reserved) with `concurrency` workers on one
  *   connection.
- * - publishMany (per layout): batches of 100, one after the other. App:
- *   app.publishMany of the batch. Raw: the same writes of pre-encoded
- *   envelopes made in the loop (legacy one RPUSH of the batch; zset RPUSH of
- *   the batch + RPUSH :notify in one pipeline). BullMQ: Queue.addBulk of the
- *   batch. msgs/s and CPU µs per message.
- * BullMQ (same Redis, once per concurrency): Queue.add with the same window,
+ * - publishMany (per layout, mode `publishMany`): batches of 100, one after
+ *   the other. App: app.publishMany of the batch. Raw: the same writes of
+ *   pre-encoded envelopes made in the loop (legacy one RPUSH of the batch;
+ *   zset RPUSH of the batch + RPUSH :notify in one pipeline). BullMQ:
+ *   Queue.addBulk of the batch.
+ * BullMQ (same Redis, once per concurrency and round): Queue.add with the same window,
  * and a Worker with a no-op processor at that concurrency.
- * Best of `rounds` (the App and raw rounds alternate), messages/s.
+ * Every round runs each side of each measurement once (App, raw, BullMQ
+ * alternate), so a load swing on the busy machine hits all alike; the JSON
+ * gives the median of the rounds with their min and max, and this process's
+ * CPU µs per message (user + system; Redis's own CPU is not in it), which is
+ * steadier than the rate.
  */
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
@@ -31,8 +35,11 @@ import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { RedisTransport, type RedisLayout } from '@babelqueue/redis';
 
 const URL_ = process.env.BABELQUEUE_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const N = Number(process.argv[2] ?? 10_000);
-const ROUNDS = Number(process.argv[3] ?? 3);
+const MESSAGES = Number(process.argv[2] ?? 10_000);
+/** Messages per run: a small warm-up first (JIT, connections, scripts loaded), then MESSAGES. */
+let N = Math.min(2000, MESSAGES);
+const ROUNDS = Number(process.argv[3] ?? 5);
+const MODES = (process.argv[4] ?? 'publish,consume,publishMany').split(',');
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const LAYOUTS: RedisLayout[] = ['legacy', 'zset'];
@@ -51,36 +58,44 @@ const redis = new Redis(URL_);
 const stamp = `${process.pid}-${Date.now().toString(36)}`;
 let made = 0;
 const fresh = (label: string) => `bq-bench-${label}-${stamp}-${made++}`;
-const rate = (count: number, ms: number) => Math.round(count / (ms / 1000));
-const best = async (label: string, run: () => Promise<number>) => {
-  let top = 0;
-  for (let r = 0; r < ROUNDS; r++) top = Math.max(top, await run());
-  process.stderr.write(`${label}: ${top} msgs/s\n`);
-  return top;
+
+/** One timed run: messages/s and this process's CPU (user + system) in µs per message. */
+interface Run {
+  readonly rate: number;
+  readonly cpuUs: number;
+}
+/** Times `body` (which handles N messages): wall clock for the rate, process CPU for the cost. */
+async function timed(body: () => Promise<void>): Promise<Run> {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await body();
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { rate: Math.round(N / (ms / 1000)), cpuUs: +((used.user + used.system) / N).toFixed(1) };
+}
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-/** Best of `rounds` for the App and the raw loop, the two alternating so load changes hit both alike. */
-const pair = async (label: string, app: () => Promise<number>, raw: () => Promise<number>) => {
-  const out = { app: 0, raw: 0 };
-  for (let r = 0; r < ROUNDS; r++) {
-    out.app = Math.max(out.app, await app());
-    out.raw = Math.max(out.raw, await raw());
-  }
-  process.stderr.write(`${label}: app ${out.app}, raw ${out.raw} msgs/s\n`);
-  return out;
-};
+/** Median, minimum and maximum of the rounds: the spread says how much the machine's noise swung. */
+const summary = (runs: Run[]) => ({
+  rate: Math.round(median(runs.map((r) => r.rate))),
+  cpuUs: +median(runs.map((r) => r.cpuUs)).toFixed(1),
+  rateMin: Math.min(...runs.map((r) => r.rate)),
+  rateMax: Math.max(...runs.map((r) => r.rate)),
+});
 
 function bodies(queue: string): Buffer[] {
   return Array.from({ length: N }, (_, i) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue }))));
 }
 
-/** Runs `task(i)` for i < N with at most `window` in flight; returns elapsed ms. */
-async function windowed(window: number, task: (i: number) => Promise<unknown>): Promise<number> {
-  const start = performance.now();
+/** Runs `task(i)` for i < N with at most `window` in flight. */
+async function windowed(window: number, task: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(window, N) }, async () => {
     while (next < N) await task(next++);
   }));
-  return performance.now() - start;
 }
 
 const readyKey = (layout: RedisLayout, q: string) => (layout === 'zset' ? `queues:${q}` : q);
@@ -100,54 +115,57 @@ async function cleanup(q: string): Promise<void> {
   if (keys.length > 0) await redis.del(...keys);
 }
 
-async function appPublish(layout: RedisLayout, c: number): Promise<number> {
+async function appPublish(layout: RedisLayout, c: number): Promise<Run> {
   const q = fresh(`${layout}-apppub`);
   const transport = new RedisTransport({ url: URL_, layout, logger: silentLogger });
   const app = createApp({ transport, queue: q, logger: silentLogger });
-  const ms = await windowed(c, (i) => app.publish(URN, { ...DATA, i }));
+  await transport.connect({ timeoutMs: 10_000 });
+  const run = await timed(() => windowed(c, (i) => app.publish(URN, { ...DATA, i })));
   await app.close();
   await cleanup(q);
-  return rate(N, ms);
+  return run;
 }
 
-async function rawPublish(layout: RedisLayout, c: number): Promise<number> {
+async function rawPublish(layout: RedisLayout, c: number): Promise<Run> {
   const q = fresh(`${layout}-rawpub`);
   const client = new Redis(URL_);
-  const ms = await windowed(c, (i) => {
+  await client.ping();
+  const run = await timed(() => windowed(c, (i) => {
     const body = Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue: q })));
     return layout === 'zset'
       ? client.pipeline().rpush(`queues:${q}`, body).rpush(`queues:${q}:notify`, '1').exec()
       : client.rpush(q, body);
-  });
+  }));
   await client.quit();
   await cleanup(q);
-  return rate(N, ms);
+  return run;
 }
 
-async function appConsume(layout: RedisLayout, c: number): Promise<number> {
+async function appConsume(layout: RedisLayout, c: number): Promise<Run> {
   const q = fresh(`${layout}-appcon`);
   await fill(layout, q);
   const transport = new RedisTransport({ url: URL_, layout, logger: silentLogger });
   const app = createApp({ transport, queue: q, logger: silentLogger });
   app.handle(URN, () => {});
-  const start = performance.now();
-  const handled = await app.consume({ concurrency: c, maxMessages: N, idleMs: 5000 });
-  const ms = performance.now() - start;
-  if (handled !== N) throw new Error(`app consumed ${handled} of ${N}`);
+  await transport.connect({ timeoutMs: 10_000 });
+  const run = await timed(async () => {
+    const handled = await app.consume({ concurrency: c, maxMessages: N, idleMs: 5000 });
+    if (handled !== N) throw new Error(`app consumed ${handled} of ${N}`);
+  });
   await app.close();
   await cleanup(q);
-  return rate(N, ms);
+  return run;
 }
 
-async function rawConsume(layout: RedisLayout, c: number): Promise<number> {
+async function rawConsume(layout: RedisLayout, c: number): Promise<Run> {
   const q = fresh(`${layout}-rawcon`);
   await fill(layout, q);
   const client = new Redis(URL_);
   client.defineCommand('rawPop', { numberOfKeys: 3, lua: RAW_POP });
   const pop = (client as unknown as { rawPopBuffer(...args: (string | number)[]): Promise<[Buffer, Buffer] | null> }).rawPopBuffer.bind(client);
+  await client.ping();
   let done = 0;
-  const start = performance.now();
-  await Promise.all(Array.from({ length: c }, async () => {
+  const run = await timed(() => Promise.all(Array.from({ length: c }, async () => {
     for (;;) {
       if (layout === 'legacy') {
         const body = await client.lmoveBuffer(q, `${q}:processing`, 'LEFT', 'RIGHT');
@@ -162,26 +180,26 @@ async function rawConsume(layout: RedisLayout, c: number): Promise<number> {
       }
       done++;
     }
-  }));
-  const ms = performance.now() - start;
+  })).then(() => undefined));
   if (done !== N) throw new Error(`raw consumed ${done} of ${N}`);
   await client.quit();
   await cleanup(q);
-  return rate(N, ms);
+  return run;
 }
 
-async function bullPublish(c: number): Promise<number> {
+async function bullPublish(c: number): Promise<Run> {
   const name = fresh('bull-pub');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
-  const ms = await windowed(c, (i) => queue.add('job', { ...DATA, i }, { removeOnComplete: true }));
+  await queue.waitUntilReady();
+  const run = await timed(() => windowed(c, (i) => queue.add('job', { ...DATA, i }, { removeOnComplete: true })));
   await queue.obliterate({ force: true });
   await queue.close();
   await connection.quit();
-  return rate(N, ms);
+  return run;
 }
 
-async function bullConsume(c: number): Promise<number> {
+async function bullConsume(c: number): Promise<Run> {
   const name = fresh('bull-con');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
@@ -191,111 +209,137 @@ async function bullConsume(c: number): Promise<number> {
   let done = 0;
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => (finish = resolve));
-  const start = performance.now();
   const workerConnection = new Redis(URL_, { maxRetriesPerRequest: null });
-  const worker = new Worker(name, async () => {}, { connection: workerConnection, concurrency: c });
-  worker.on('completed', () => {
-    if (++done === N) finish();
+  let worker!: Worker;
+  const run = await timed(async () => {
+    worker = new Worker(name, async () => {}, { connection: workerConnection, concurrency: c });
+    worker.on('completed', () => {
+      if (++done === N) finish();
+    });
+    await finished;
   });
-  await finished;
-  const ms = performance.now() - start;
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
   await Promise.all([connection.quit(), workerConnection.quit()]);
-  return rate(N, ms);
+  return run;
 }
 
 const BATCH = 100;
-interface Sample { msgsPerSec: number; cpuUsPerMsg: number }
 
-/** Sends N messages in batches of BATCH through `send`; msgs/s and CPU µs per message of this process. */
-async function batches(send: (from: number, count: number) => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = performance.now();
+/** Sends N messages in batches of BATCH through `send`, one batch after the other. */
+async function batches(send: (from: number, count: number) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < N; i += BATCH) await send(i, Math.min(BATCH, N - i));
-  const ms = performance.now() - start;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: rate(N, ms), cpuUsPerMsg: +((used.user + used.system) / N).toFixed(1) };
 }
 
-async function appPublishMany(layout: RedisLayout): Promise<Sample> {
+async function appPublishMany(layout: RedisLayout): Promise<Run> {
   const q = fresh(`${layout}-appmany`);
   const app = createApp({ transport: new RedisTransport({ url: URL_, layout, logger: silentLogger }), queue: q, logger: silentLogger });
   await app.publish(URN, DATA); // connected before the clock starts, as the raw client is
-  const sample = await batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k }))));
+  const run = await timed(() => batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k })))));
   await app.close();
   await cleanup(q);
-  return sample;
+  return run;
 }
 
-async function rawPublishMany(layout: RedisLayout): Promise<Sample> {
+async function rawPublishMany(layout: RedisLayout): Promise<Run> {
   const q = fresh(`${layout}-rawmany`);
   const client = new Redis(URL_);
   await client.ping();
-  const sample = await batches((from, count) => {
+  const run = await timed(() => batches((from, count) => {
     const batch = Array.from({ length: count }, (_, k) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i: from + k }, { queue: q }))));
     return layout === 'zset'
       ? client.pipeline().rpush(`queues:${q}`, ...batch).rpush(`queues:${q}:notify`, ...batch.map(() => '1')).exec()
       : client.rpush(q, ...batch);
-  });
+  }));
   await client.quit();
   await cleanup(q);
-  return sample;
+  return run;
 }
 
-async function bullAddBulk(): Promise<Sample> {
+async function bullAddBulk(): Promise<Run> {
   const name = fresh('bull-bulk');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   await queue.waitUntilReady();
-  const sample = await batches((from, count) =>
-    queue.addBulk(Array.from({ length: count }, (_, k) => ({ name: 'job', data: { ...DATA, i: from + k }, opts: { removeOnComplete: true } }))));
+  const run = await timed(() => batches((from, count) =>
+    queue.addBulk(Array.from({ length: count }, (_, k) => ({ name: 'job', data: { ...DATA, i: from + k }, opts: { removeOnComplete: true } })))));
   await queue.obliterate({ force: true });
   await queue.close();
   await connection.quit();
-  return sample;
+  return run;
 }
 
-const publishMany: Record<string, { app: Sample[]; raw: Sample[] }> = {};
+type Side = 'app' | 'raw' | 'bullmq';
+const runs = new Map<string, Run[]>();
+const record = (key: string, run: Run) => {
+  runs.set(key, [...(runs.get(key) ?? []), run]);
+  process.stderr.write(`${key}: ${run.rate} msgs/s, ${run.cpuUs} µs CPU/msg\n`);
+};
+const key = (mode: string, layout: string, c: number, side: Side) => `${mode} ${layout} c=${c} ${side}`;
+
+// Warm-up, not recorded: the first runs in a process pay for the JIT and for loading the scripts.
 for (const layout of LAYOUTS) {
-  const rounds = { app: [] as Sample[], raw: [] as Sample[] };
-  await appPublishMany(layout); // warm-up, not counted: the first round pays the JIT for either side
-  await rawPublishMany(layout);
-  for (let r = 0; r < ROUNDS; r++) {
-    rounds.app.push(await appPublishMany(layout));
-    rounds.raw.push(await rawPublishMany(layout));
+  await appConsume(layout, 16);
+  await rawConsume(layout, 16);
+  if (MODES.includes('publish')) {
+    await appPublish(layout, 16);
+    await rawPublish(layout, 16);
   }
-  publishMany[layout] = rounds;
-  process.stderr.write(`${layout} publishMany: app ${Math.max(...rounds.app.map((x) => x.msgsPerSec))}, raw ${Math.max(...rounds.raw.map((x) => x.msgsPerSec))} msgs/s\n`);
+  if (MODES.includes('publishMany')) {
+    await appPublishMany(layout);
+    await rawPublishMany(layout);
+  }
 }
-const bullBulk: Sample[] = [];
-for (let r = 0; r < ROUNDS; r++) bullBulk.push(await bullAddBulk());
+await bullConsume(16);
+N = MESSAGES;
 
-const measured = [];
-for (const layout of LAYOUTS) {
+// Round after round, every side of every measurement once, so a load swing hits all alike.
+for (let r = 0; r < ROUNDS; r++) {
+  if (MODES.includes('publishMany')) {
+    for (const layout of LAYOUTS) {
+      record(key('publishMany', layout, BATCH, 'app'), await appPublishMany(layout));
+      record(key('publishMany', layout, BATCH, 'raw'), await rawPublishMany(layout));
+    }
+    record(key('publishMany', 'bullmq', BATCH, 'bullmq'), await bullAddBulk());
+  }
   for (const c of CONCURRENCY) {
-    const publish = await pair(`${layout} publish c=${c}`, () => appPublish(layout, c), () => rawPublish(layout, c));
-    const consume = await pair(`${layout} consume c=${c}`, () => appConsume(layout, c), () => rawConsume(layout, c));
-    measured.push({ layout, concurrency: c, publish, consume });
+    for (const layout of LAYOUTS) {
+      if (MODES.includes('publish')) {
+        record(key('publish', layout, c, 'app'), await appPublish(layout, c));
+        record(key('publish', layout, c, 'raw'), await rawPublish(layout, c));
+      }
+      if (MODES.includes('consume')) {
+        record(key('consume', layout, c, 'app'), await appConsume(layout, c));
+        record(key('consume', layout, c, 'raw'), await rawConsume(layout, c));
+      }
+    }
+    if (MODES.includes('publish')) record(key('publish', 'bullmq', c, 'bullmq'), await bullPublish(c));
+    if (MODES.includes('consume')) record(key('consume', 'bullmq', c, 'bullmq'), await bullConsume(c));
   }
 }
-// BullMQ last: its workers leave nothing running that could slow the others down.
-const bull: Record<number, { publish: number; consume: number }> = {};
-for (const c of CONCURRENCY) {
-  bull[c] = { publish: await best(`bullmq publish c=${c}`, () => bullPublish(c)), consume: await best(`bullmq consume c=${c}`, () => bullConsume(c)) };
+
+const results = [];
+for (const mode of MODES) {
+  for (const layout of LAYOUTS) {
+    // publishMany has no concurrency: its "concurrency" is the batch size.
+    for (const c of mode === 'publishMany' ? [BATCH] : CONCURRENCY) {
+      const app = summary(runs.get(key(mode, layout, c, 'app'))!);
+      const raw = summary(runs.get(key(mode, layout, c, 'raw'))!);
+      const bullmq = summary(runs.get(key(mode, 'bullmq', c, 'bullmq'))!);
+      results.push({
+        mode,
+        layout,
+        concurrency: c,
+        app,
+        raw,
+        bullmq,
+        appToRaw: +(app.rate / raw.rate).toFixed(2),
+        appToBullmq: +(app.rate / bullmq.rate).toFixed(2),
+      });
+    }
+  }
 }
-const results = measured.map(({ layout, concurrency: c, publish, consume }) => ({
-  layout,
-  concurrency: c,
-  publish: { ...publish, appToRaw: +(publish.app / publish.raw).toFixed(2), bullmq: bull[c]!.publish },
-  consume: {
-    ...consume,
-    appToRaw: +(consume.app / consume.raw).toFixed(2),
-    bullmq: bull[c]!.consume,
-    appToBullmq: +(consume.app / bull[c]!.consume).toFixed(2),
-  },
-}));
 const info = await redis.info('server');
 await redis.quit();
 console.log(JSON.stringify({
@@ -303,18 +347,6 @@ console.log(JSON.stringify({
   redis: /redis_version:(\S+)/.exec(info)?.[1],
   messages: N,
   rounds: ROUNDS,
-  unit: 'messages/s',
+  unit: 'rate: messages/s (median of the rounds, min and max beside it); cpuUs: this process\'s CPU µs per message (median)',
   results,
-  publishMany: {
-    batch: BATCH,
-    ...Object.fromEntries(Object.entries(publishMany).map(([layout, { app, raw }]) => {
-      const top = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
-      const lean = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
-      return [layout, {
-        app: top(app), raw: top(raw), appToRaw: +(top(app) / top(raw)).toFixed(2),
-        appCpuUsPerMsg: lean(app), rawCpuUsPerMsg: lean(raw), rounds: { app, raw },
-      }];
-    })),
-    bullmqAddBulk: { msgsPerSec: Math.max(...bullBulk.map((x) => x.msgsPerSec)), cpuUsPerMsg: Math.min(...bullBulk.map((x) => x.cpuUsPerMsg)) },
-  },
 }, null, 2));

@@ -201,7 +201,8 @@ export class RedisTransport implements Transport {
   }
 
   /**
-   * Stops running consume loops (as an abort would), then closes the
+   * Stops running consume loops (as an abort would: their read-ahead goes back
+   * to the ready list, waiting at most 2 s for that), then closes the
    * connections the transport opened; a client passed as `redis` stays open.
    * Idempotent.
    */
@@ -209,6 +210,8 @@ export class RedisTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.closing.abort();
+    // Before the connection goes: a read-ahead not given back waits for retryAfter.
+    await Promise.race([Promise.all([...this.reservers].map((r) => r.stopped)), delay(GIVE_BACK_WAIT_MS)]);
     for (const reserver of this.reservers) reserver.close();
     this.reservers.clear();
     if (this.owned) {
@@ -224,6 +227,13 @@ export class RedisTransport implements Transport {
       }
     }
   }
+}
+
+/** How long `close()` waits for running consume loops to give their read-ahead back. */
+const GIVE_BACK_WAIT_MS = 2000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** Errors no reconnect can fix: refused credentials, an unknown host. */

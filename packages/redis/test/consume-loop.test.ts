@@ -1,8 +1,10 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Delivery } from '@babelqueue/core';
 import { RedisTransport } from '../src/index.js';
+import { LUA } from '../src/lua/scripts.generated.js';
 import { broker, captureLogger, closeTransports, envelopeBody, inspector, sleep, track, uniqueQueue, until } from './support/redis.js';
 
 const b = broker('redis');
@@ -64,7 +66,7 @@ for (const layout of ['legacy', 'zset'] as const) {
       await client.quit();
     });
 
-    it('on abort it stops reserving, and every reserved delivery is handed over and settled first', async () => {
+    it('on abort it stops reserving, and every delivery handed over is settled first', async () => {
       const q = uniqueQueue(`${layout}-abort`);
       const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
       for (let i = 0; i < 40; i++) await redis.rpush(ready(q), envelopeBody(URN, { i }));
@@ -80,6 +82,106 @@ for (const layout of ['legacy', 'zset'] as const) {
       assert.equal(settledBeforeReturn.length, handled, 'nothing still running when consume resolves');
       assert.ok(handled >= 6 && handled <= 9, `handled ${handled}`);
       assert.equal(await redis.llen(ready(q)), 40 - handled, 'the rest stays on the ready list');
+      assert.equal(await redis.exists(reservedKey(q)), 0, 'nothing left reserved');
+      await t.close();
+    });
+
+    it('reserves a batch: the free slots plus a read-ahead of up to one more set while the queue is deep, at most half of what is left', async () => {
+      const q = uniqueQueue(`${layout}-batch`);
+      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
+      for (let i = 0; i < 10; i++) await redis.rpush(ready(q), envelopeBody(URN, { i }));
+      const ac = new AbortController();
+      const seen: number[] = [];
+      await t.consume(q, async (d) => {
+        // First call, concurrency 3: 3 for the slots, then min(3, floor((10 - 3) / 2)) = 3 read ahead.
+        seen.push(await redis.zcard(reservedKey(q)));
+        ac.abort();
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 3, signal: ac.signal });
+      assert.equal(seen[0], 6, `reserved at the first handler: ${seen.join(',')}`);
+      await t.close();
+    });
+
+    it('a short queue is not read ahead: a batch leaves half of what is beyond the free slots to other consumers', async () => {
+      const q = uniqueQueue(`${layout}-short`);
+      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
+      for (let i = 0; i < 4; i++) await redis.rpush(ready(q), envelopeBody(URN, { i }));
+      const ac = new AbortController();
+      const seen: number[] = [];
+      await t.consume(q, async (d) => {
+        // 4 waiting, concurrency 2: 2 for the slots, floor((4 - 2) / 2) = 1 read ahead.
+        seen.push(await redis.zcard(reservedKey(q)));
+        ac.abort();
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 2, signal: ac.signal });
+      assert.equal(seen[0], 3, `reserved at the first handler: ${seen.join(',')}`);
+      await t.close();
+    });
+
+    it('on abort the read-ahead no handler saw goes back to the head of the ready list, byte for byte and in order, at once', async () => {
+      const q = uniqueQueue(`${layout}-giveback`);
+      const logger = captureLogger();
+      const t = track(new RedisTransport({ url: b.url!, layout, logger }));
+      const bodies = Array.from({ length: 20 }, (_, i) => envelopeBody(URN, { i }));
+      for (const body of bodies) await redis.rpush(ready(q), body);
+      const ac = new AbortController();
+      let handled = 0;
+      let heldAtAbort = 0;
+      await t.consume(q, async (d) => {
+        if (++handled === 5) {
+          heldAtAbort = await redis.zcard(reservedKey(q));
+          ac.abort();
+        }
+        await sleep(10);
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 2, signal: ac.signal });
+      assert.ok(heldAtAbort > 2, `a read-ahead beyond the 2 slots was reserved when the loop stopped (${heldAtAbort})`);
+      assert.equal(await redis.exists(reservedKey(q)), 0, 'no reservation left: nothing waits for retry_after');
+      if (layout === 'legacy') assert.equal(await redis.exists(`${q}:processing`), 0, ':processing is empty');
+      assert.deepEqual(await redis.lrangeBuffer(ready(q), 0, -1), bodies.slice(handled), 'the rest, in FIFO order, original bytes');
+      assert.ok(!logger.lines.some((l) => l.level === 'warn' || l.level === 'error'), JSON.stringify(logger.lines));
+
+      // The next consumer takes them up in order.
+      const next: number[] = [];
+      await t.consume(q, async (d) => {
+        next.push((JSON.parse(d.body.toString()) as { data: { i: number } }).data.i);
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 1, signal: new AbortController().signal, maxMessages: 20 - handled });
+      assert.deepEqual(next, Array.from({ length: 20 - handled }, (_, i) => handled + i));
+      await t.close();
+    });
+
+    it('on abort, when giving the read-ahead back fails, it is left reserved, not renewed, and recovered after retry_after', async () => {
+      const q = uniqueQueue(`${layout}-giveback-fails`);
+      const logger = captureLogger();
+      const client = track(new Redis(b.url!));
+      const t = track(new RedisTransport({ redis: client, layout, retryAfter: 1, logger }));
+      const bodies = Array.from({ length: 10 }, (_, i) => envelopeBody(URN, { i }));
+      for (const body of bodies) await redis.rpush(ready(q), body);
+      const ac = new AbortController();
+      const eval_ = client as unknown as { evalshaBuffer: (...args: unknown[]) => Promise<unknown> };
+      const original = eval_.evalshaBuffer.bind(client);
+      const giveBackSha = createHash('sha1').update(layout === 'zset' ? LUA.zsetGiveBack : LUA.legacyGiveBack).digest('hex');
+      let handled = 0;
+      await t.consume(q, async (d) => {
+        handled++;
+        // From now on the give-back script fails as if the connection dropped; acks still go through.
+        eval_.evalshaBuffer = (...args: unknown[]) => (args[0] === giveBackSha ? Promise.reject(new Error('injected: connection lost')) : original(...args));
+        ac.abort();
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 1, signal: ac.signal });
+      eval_.evalshaBuffer = original;
+      assert.equal(handled, 1);
+      assert.ok(logger.lines.some((l) => l.level === 'warn' && /giving back unstarted deliveries failed/.test(l.message)), JSON.stringify(logger.lines));
+      const held = await redis.zcard(reservedKey(q));
+      assert.ok(held >= 1, `the read-ahead stays reserved (${held})`);
+      // Not renewed: the consume loop is gone. A new consumer gets every message but the acked one after retry_after.
+      const next: number[] = [];
+      await t.consume(q, async (d) => {
+        next.push((JSON.parse(d.body.toString()) as { data: { i: number } }).data.i);
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 1, signal: new AbortController().signal, maxMessages: 9, idleMs: 30_000 });
+      assert.deepEqual([...next].sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
       assert.equal(await redis.exists(reservedKey(q)), 0, 'nothing left reserved');
       await t.close();
     });
@@ -163,6 +265,33 @@ for (const layout of ['legacy', 'zset'] as const) {
       await sleep(300);
       await t.close();
       await consuming;
+    });
+
+    it('close() while consuming gives the read-ahead back before the connection goes; running deliveries stay reserved', async () => {
+      const q = uniqueQueue(`${layout}-close-giveback`);
+      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
+      const bodies = Array.from({ length: 20 }, (_, i) => envelopeBody(URN, { i }));
+      for (const body of bodies) await redis.rpush(ready(q), body);
+      let handled = 0;
+      let held = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      // Running until after close(), never settled: the two running deliveries are left to their reservation.
+      const consuming = t.consume(q, async () => {
+        held = Math.max(held, await redis.zcard(reservedKey(q)));
+        handled++;
+        await gate;
+      }, { concurrency: 2, signal: new AbortController().signal });
+      try {
+        await until(() => handled === 2, 20_000, 'both slots to run');
+        assert.equal(held, 4, 'two running and two read ahead');
+        await t.close();
+      } finally {
+        release();
+      }
+      await consuming;
+      assert.equal(await redis.zcard(reservedKey(q)), 2, 'only the two handed over stay reserved');
+      assert.deepEqual(await redis.lrangeBuffer(ready(q), 0, -1), bodies.slice(2), 'the read-ahead is back at the head, in order');
     });
 
     it('refuses a concurrency that is not a positive integer', async () => {

@@ -103,6 +103,35 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
     }
   });
 
+  it('the App consumes Laravel\'s pushes in batches, and what it read ahead and gave back on stop Laravel pops next, byte for byte, attempts 1', async () => {
+    const q = uniqueQueue('lv-batch');
+    const bodies = Array.from({ length: 8 }, (_, i) => envelopeBody(URN, { order_id: i }, 0, q));
+    for (const body of bodies) laravelPush(q, body);
+    const t = new RedisTransport({ url: b.url!, layout: 'zset', logger: captureLogger() });
+    try {
+      const ac = new AbortController();
+      let heldAtStop = 0;
+      let handled = 0;
+      await t.consume(q, async (d) => {
+        handled++;
+        heldAtStop = Math.max(heldAtStop, await redis.zcard(`queues:${q}:reserved`));
+        ac.abort();
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 2, signal: ac.signal });
+      assert.ok(heldAtStop > 2, `the App held a read-ahead beyond its 2 slots (${heldAtStop})`);
+      assert.equal(await redis.zcard(`queues:${q}:reserved`), 0, 'no reservation left behind');
+      assert.equal(await redis.llen(`queues:${q}:notify`), 8 - handled, 'one notify token per waiting job, as Laravel keeps them');
+      for (const body of bodies.slice(handled)) {
+        const popped = laravelPop(q, 'delete');
+        assert.deepEqual(popped?.job, body, 'Laravel pops the next job in FIFO order, its bytes unchanged');
+        assert.equal(popped?.attempts, 1, 'a read-ahead given back never counted as an attempt');
+      }
+      await clean(q);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a delayed publish of the App is migrated and popped by Laravel once due', async () => {
     const q = uniqueQueue('lv-later');
     const a = app(q);

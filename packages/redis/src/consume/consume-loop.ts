@@ -1,16 +1,23 @@
 import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
 import { isFatal } from '../errors.js';
-import type { Reserver } from './reserver.js';
-import { aborted, Notifier } from './signal.js';
+import { MAX_BATCH, readAhead } from './read-ahead.js';
+import { NOTHING, type Reserved, type Reserver, type Want } from './reserver.js';
+import { Notifier } from './signal.js';
 import { sleep } from './wait.js';
 
 /**
  * The consume loop of one queue: keeps at most `concurrency` deliveries in
- * flight, reserves as many as there are free slots in one script call (acks
- * of finished deliveries ride along), and on abort or a drain limit stops
- * reserving, hands over what is already reserved, and waits until every
- * delivery has settled. CROSSSLOT and WRONGTYPE end it with the error; other
- * Redis errors are logged and retried with a back-off.
+ * flight and, while the queue is deep, a read-ahead of reserved ones waiting
+ * for a slot ({@link readAhead}); one script call reserves for every free slot
+ * and the read-ahead at once (at most {@link MAX_BATCH}), the acks of finished
+ * deliveries riding along. A delivery's reservation counts from the reserve
+ * and is renewed while the loop runs, handed over or not. On a drain limit it
+ * stops reserving (it never reserves past `maxMessages`) and hands over what it
+ * holds; on abort it stops reserving, gives the read-ahead back to the head of
+ * the ready list (or, when that call fails, leaves it to expire and be
+ * recovered), and waits until every delivery in flight has settled.
+ * CROSSSLOT and WRONGTYPE end it with the error; other Redis errors are
+ * logged and retried with a back-off.
  */
 export async function consumeLoop(
   reserver: Reserver,
@@ -25,10 +32,16 @@ export async function consumeLoop(
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(`concurrency must be an integer >= 1, got ${String(concurrency)}`);
   }
-  const buffer: Delivery[] = [];
+  const buffer: Reserved[] = [];
   const delivered = new Notifier();
   const settled = new Notifier();
-  const stop = aborted(signal);
+  // An abort wakes the waits below. (Racing a never-settling abort promise in
+  // every wait would pile one reaction per wait onto it until the loop ends.)
+  const wake = () => {
+    settled.fire();
+    delivered.fire();
+  };
+  signal.addEventListener('abort', wake, { once: true });
   let inFlight = 0;
   let taken = 0;
   let lastActivity = Date.now();
@@ -37,12 +50,20 @@ export async function consumeLoop(
   let fatal: unknown;
 
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - taken - buffer.length - reserver.reserving);
+  const ahead = readAhead(concurrency);
+  /**
+   * What to reserve once `acking` in-flight deliveries complete: the free
+   * slots and the read-ahead, less what is held or already asked for.
+   */
+  const wanted = (acking: number): Want => {
+    const room = Math.min(left(), MAX_BATCH);
+    const held = inFlight - acking + buffer.length + reserver.reserving;
+    const slots = Math.max(0, Math.min(concurrency - held, room));
+    return { slots, ahead: Math.max(0, Math.min(concurrency + ahead - held, room) - slots) };
+  };
   reserver.attach({
     busy: () => inFlight,
-    demand: (acking) =>
-      running && !signal.aborted
-        ? Math.max(0, Math.min(concurrency - (inFlight - acking) - buffer.length - reserver.reserving, left()))
-        : 0,
+    demand: (acking) => (running && !signal.aborted ? wanted(acking) : NOTHING),
     deliver: (deliveries) => {
       buffer.push(...deliveries);
       delivered.fire();
@@ -65,17 +86,34 @@ export async function consumeLoop(
     while (buffer.length > 0 && inFlight < concurrency) hand(buffer.shift()!);
   };
 
+  /** On abort: once no reserve is in flight, the read-ahead goes back; when that fails it expires and is recovered. */
+  const giveBack = async () => {
+    while (reserver.reserving > 0) await Promise.race([settled.next(), delivered.next()]);
+    if (buffer.length === 0) return;
+    const back = buffer.splice(0);
+    try {
+      await reserver.giveBack(back);
+    } catch (error) {
+      logger.warn(
+        { queue, count: back.length, error: String(error) },
+        'giving back unstarted deliveries failed; they are recovered when their reservation expires',
+      );
+    }
+  };
+
   try {
     for (;;) {
+      // Nothing more is handed over once aborted: what arrived meanwhile is given back.
+      if (signal.aborted) break;
       pump();
-      if (signal.aborted || (maxMessages !== undefined && taken >= maxMessages)) break;
+      if (maxMessages !== undefined && taken >= maxMessages) break;
       if (inFlight >= concurrency || reserver.reserving > 0) {
-        await Promise.race([settled.next(), delivered.next(), stop]);
+        await Promise.race([settled.next(), delivered.next()]);
         continue;
       }
-      const want = Math.min(concurrency - inFlight, left());
-      if (want <= 0) {
-        await Promise.race([settled.next(), delivered.next(), stop]);
+      const want = wanted(0);
+      if (want.slots + want.ahead <= 0) {
+        await Promise.race([settled.next(), delivered.next()]);
         continue;
       }
       const quiet = Date.now() - lastActivity;
@@ -103,12 +141,15 @@ export async function consumeLoop(
     }
   } finally {
     running = false;
-    // What is reserved is handed over; then everything settles.
+    if (signal.aborted) await giveBack();
+    reserver.markStopped();
+    // What is still reserved is handed over (a drain limit); then everything settles.
     while (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) {
       pump();
       if (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) await Promise.race([settled.next(), delivered.next()]);
     }
     reserver.detach();
+    signal.removeEventListener('abort', wake);
   }
   if (fatal !== undefined) throw fatal;
 }

@@ -7,40 +7,78 @@ export interface PendingAck {
   reject(error: unknown): void;
 }
 
+/** A reserved delivery the loop can still take back before a handler sees it. */
+export interface Reserved extends Delivery {
+  /**
+   * Stops renewing the reservation and returns the layout's handle values for
+   * {@link Reserver.giveBack}. Only for a delivery never handed over.
+   */
+  withdraw(): readonly Buffer[];
+}
+
 /** What one script call did: per-ack results (false = the reservation had expired) and new deliveries. */
 export interface Exchanged {
   readonly acked: readonly boolean[];
-  readonly deliveries: Delivery[];
+  readonly deliveries: Reserved[];
 }
+
+/**
+ * What one script call asks for: one delivery per free slot, and up to
+ * `ahead` more as read-ahead, of which the script takes only what a deep
+ * ready list can spare.
+ */
+export interface Want {
+  readonly slots: number;
+  readonly ahead: number;
+}
+
+/** Asks for nothing: the call only carries acks. */
+export const NOTHING: Want = { slots: 0, ahead: 0 };
 
 /** How the consume loop talks to its reserver. */
 export interface LoopLink {
   /** Deliveries handed over and not yet finished. */
   busy(): number;
-  /** How many deliveries the loop can take once `acking` in-flight deliveries complete (0 when it stops). */
-  demand(acking: number): number;
+  /** What the loop can take once `acking` in-flight deliveries complete (nothing when it stops). */
+  demand(acking: number): Want;
   /** Receives reserved deliveries, always before the acks that made room for them resolve. */
-  deliver(deliveries: Delivery[]): void;
+  deliver(deliveries: Reserved[]): void;
 }
 
-const IDLE: LoopLink = { busy: () => 0, demand: () => 0, deliver: () => {} };
+const IDLE: LoopLink = { busy: () => 0, demand: () => NOTHING, deliver: () => {} };
 
 /**
  * The reserving side of one queue. Acks are not sent on their own: they wait
  * (one event-loop turn at most) for the next script call, which settles them
- * and reserves as many new deliveries as the acks free slots, in one round
- * trip. A successful ack still resolves only after Redis ran it.
+ * and reserves new deliveries for the slots they free and the loop's
+ * read-ahead, in one round trip. A successful ack still resolves only after
+ * Redis ran it.
  */
 export abstract class Reserver {
-  /** Deliveries asked for by script calls still in flight. */
+  /** Deliveries asked for (at most) by script calls still in flight. */
   reserving = 0;
+  /** Settles once the consume loop stopped reserving and tried to give its read-ahead back. */
+  readonly stopped: Promise<void>;
+  /** Called by the consume loop when it has stopped reserving and tried to give its read-ahead back. */
+  markStopped: () => void = () => undefined;
   private pending: PendingAck[] = [];
   private flushSoon = false;
   private flushLater = false;
   private link: LoopLink = IDLE;
 
-  /** One script call: settle `acks` in order, then reserve up to `max`. */
-  protected abstract exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged>;
+  constructor() {
+    this.stopped = new Promise((resolve) => (this.markStopped = resolve));
+  }
+
+  /** One script call: settle `acks` in order, then reserve what `want` says. */
+  protected abstract exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged>;
+
+  /**
+   * Puts deliveries that were reserved but never handed over back at the head
+   * of the ready list, in their order, in one script call; resolves with how
+   * many went back (one whose reservation had expired is left alone).
+   */
+  abstract giveBack(deliveries: readonly Reserved[]): Promise<number>;
 
   /** Waits for work after an empty reserve: at most `ms`, less when the signal aborts. */
   abstract idle(ms: number, signal: AbortSignal): Promise<void>;
@@ -98,9 +136,9 @@ export abstract class Reserver {
     });
   }
 
-  /** Reserves up to `max` now (taking queued acks along); resolves with how many arrived. */
-  async take(max: number): Promise<number> {
-    return this.call(this.pending.splice(0), max);
+  /** Reserves what `want` says now (taking queued acks along); resolves with how many arrived. */
+  async take(want: Want): Promise<number> {
+    return this.call(this.pending.splice(0), want);
   }
 
   private flush(): void {
@@ -111,11 +149,12 @@ export abstract class Reserver {
     });
   }
 
-  private async call(acks: PendingAck[], max: number): Promise<number> {
+  private async call(acks: PendingAck[], want: Want): Promise<number> {
+    const max = want.slots + want.ahead;
     this.reserving += max;
     let result: Exchanged;
     try {
-      result = await this.exchange(acks, max);
+      result = await this.exchange(acks, want);
     } catch (error) {
       for (const ack of acks) ack.reject(error);
       throw error;

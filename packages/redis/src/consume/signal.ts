@@ -12,9 +12,3 @@ export class Notifier {
     for (const wake of waiters) wake();
   }
 }
-
-/** Resolves when `signal` aborts (never, if it does not). */
-export function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}

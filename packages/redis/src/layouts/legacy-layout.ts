@@ -2,7 +2,6 @@ import {
   DeadLetterWriteError,
   withAttempts,
   type Decision,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type PublishOutcome,
@@ -17,7 +16,7 @@ import { legacyKeys, type LegacyKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
-import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
+import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from './list-scan.js';
 import { publishInGroups } from './publish-batch.js';
@@ -116,13 +115,14 @@ class LegacyReserver extends Reserver {
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'legacy' });
   }
 
-  protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
-    const tokens = max > 0 ? reservationTokens(max) : [];
+  protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
+    const tokens = reservationTokens(want.slots + want.ahead);
     const reply = (await slotGuard(
       this.queue,
       SCRIPTS.legacyReserve.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], [
         nowSeconds(),
         deadlineScore(this.options.retryAfter),
+        want.slots,
         acks.length,
         ...acks.flatMap((a) => a.args),
         ...tokens,
@@ -133,6 +133,11 @@ class LegacyReserver extends Reserver {
       (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.options, this.logger),
     );
     return { acked: acked.map((n) => n === 1), deliveries };
+  }
+
+  async giveBack(deliveries: readonly Reserved[]): Promise<number> {
+    const args = deliveries.flatMap((d) => d.withdraw());
+    return Number(await slotGuard(this.queue, SCRIPTS.legacyGiveBack.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], args)));
   }
 
   /** The sleep-poll: 100 ms, doubling after every empty poll, capped at 1 s. */
@@ -150,7 +155,7 @@ class LegacyReserver extends Reserver {
  * One reservation. The stored value (a bare envelope or a `__bq_frame`) is the
  * handle: `LREM` removes it and the deadline member holds it after the token.
  */
-class LegacyDelivery implements Delivery {
+class LegacyDelivery implements Reserved {
   readonly body: Buffer;
   /** The frame's headers (riders); every copy (retry, dead-letter record) is framed with them again. */
   readonly headers: Readonly<Record<string, string>>;
@@ -184,13 +189,18 @@ class LegacyDelivery implements Delivery {
     return this.once.run(decision, (d) => this.execute(d));
   }
 
+  withdraw(): readonly Buffer[] {
+    this.stopRenewing();
+    return [this.member];
+  }
+
   private async execute(decision: Decision): Promise<void> {
     const { ready, processing, deadlines } = this.keys;
     switch (decision.kind) {
       case 'ack':
       case 'drop':
         // Rides on the next reserve call of the loop (one round trip for both).
-        this.expiredUnless((await this.reserver.ack([this.member, this.raw])) ? 1 : 0, decision.kind);
+        this.expiredUnless((await this.reserver.ack([this.member])) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
         // No delayed set: the copy goes straight back whatever the delay says.

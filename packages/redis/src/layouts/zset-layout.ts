@@ -2,7 +2,6 @@ import {
   DeadLetterWriteError,
   withAttempts,
   type Decision,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type PublishOutcome,
@@ -15,7 +14,7 @@ import { duplicate } from '../connect.js';
 import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
-import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
+import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import { sleep, untilAborted } from '../consume/wait.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
@@ -138,7 +137,7 @@ class ZsetReserver extends Reserver {
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'zset' });
   }
 
-  protected async exchange(acks: readonly PendingAck[], max: number): Promise<Exchanged> {
+  protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
     const { ready, delayed, reserved, notify } = this.keys;
     const { retryAfter, migrationBatchSize } = this.options;
     const reply = (await slotGuard(
@@ -148,13 +147,14 @@ class ZsetReserver extends Reserver {
         deadlineScore(retryAfter),
         migrationBatchSize,
         retryAfter === null ? '0' : '1',
-        max,
+        want.slots,
+        want.ahead,
         acks.length,
         ...acks.map((a) => a.args[0]!),
       ]),
     )) as [number[], (Buffer | number)[]];
     const [acked, flat] = reply;
-    const deliveries: Delivery[] = [];
+    const deliveries: Reserved[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const poison = flat[i + 2] === 1 ? undefined : POISON;
       const member = flat[i + 1] as Buffer;
@@ -162,6 +162,12 @@ class ZsetReserver extends Reserver {
       deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, member, poison, this.logger, this.keysOf, stopRenewing));
     }
     return { acked: acked.map((n) => n === 1), deliveries };
+  }
+
+  async giveBack(deliveries: readonly Reserved[]): Promise<number> {
+    const { ready, reserved, notify } = this.keys;
+    const args = deliveries.flatMap((d) => d.withdraw());
+    return Number(await slotGuard(this.queue, SCRIPTS.zsetGiveBack.run(this.client, [ready, reserved, notify], args)));
   }
 
   /** BLPOP on `:notify` for at most one slice; a token is only a hint to look again. */
@@ -192,7 +198,7 @@ class ZsetReserver extends Reserver {
 }
 
 /** One reservation: the raw job (what the handler sees) and its `:reserved` member (the handle). */
-class ZsetDelivery implements Delivery {
+class ZsetDelivery implements Reserved {
   readonly headers = {};
   private readonly once = new SettleOnce();
 
@@ -217,6 +223,11 @@ class ZsetDelivery implements Delivery {
   settle(decision: Decision): Promise<void> {
     this.stopRenewing();
     return this.once.run(decision, (d) => this.execute(d));
+  }
+
+  withdraw(): readonly Buffer[] {
+    this.stopRenewing();
+    return [this.member, this.body];
   }
 
   private async execute(decision: Decision): Promise<void> {

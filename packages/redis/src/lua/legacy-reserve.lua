@@ -1,24 +1,29 @@
--- Legacy layout: settle finished acks, sweep expired reservations, then move up to N heads.
+-- Legacy layout: settle finished acks, sweep expired reservations, then move
+-- heads: one per free slot, then read-ahead while the queue is deep.
 -- KEYS[1] <name>   KEYS[2] <name>:processing   KEYS[3] <name>:processing:deadlines
 -- ARGV[1] now (epoch seconds)   ARGV[2] deadline score ('+inf' when retry_after is null)
--- ARGV[3] number of acks A, then A pairs (deadline member, raw value)
--- ARGV[4 + 2A ..] one 32-hex token per element wanted
+-- ARGV[3] free slots S   ARGV[4] number of acks A, then A deadline members
+-- (the raw value is the member from byte 34: it is not sent twice)
+-- ARGV[5 + A ..] one 32-hex token per element wanted: S for the slots, then
+-- at most R for the read-ahead, of which it takes half of what is left on the
+-- ready list once the slots are served (a short queue stays for other consumers).
 -- Returns {acked, reserved}: acked[i] is 1, or 0 when that reservation had
 -- already expired (nothing is touched); reserved holds the raw values, oldest first.
 
-local acks = tonumber(ARGV[3])
+local slots = tonumber(ARGV[3])
+local acks = tonumber(ARGV[4])
 local acked = {}
-for i = 0, acks - 1 do
+for i = 5, 4 + acks do
   -- First the member: if it is gone the reservation expired and belongs to someone else now.
-  if redis.call('ZREM', KEYS[3], ARGV[4 + 2 * i]) == 1 then
-    redis.call('LREM', KEYS[2], 1, ARGV[5 + 2 * i])
+  if redis.call('ZREM', KEYS[3], ARGV[i]) == 1 then
+    redis.call('LREM', KEYS[2], 1, string.sub(ARGV[i], 34))
     acked[#acked + 1] = 1
   else
     acked[#acked + 1] = 0
   end
 end
 
-local first = 4 + 2 * acks
+local first = 5 + acks
 local reserved = {}
 if first > #ARGV then
   return {acked, reserved}
@@ -35,7 +40,13 @@ for _, member in ipairs(due) do
   redis.call('ZREM', KEYS[3], member)
 end
 
-for i = first, #ARGV do
+local last = math.min(#ARGV, first + slots - 1)
+if last < #ARGV then
+  -- Read-ahead: FIFO all the same, these are the next heads.
+  local spare = math.floor((redis.call('LLEN', KEYS[1]) - slots) / 2)
+  last = math.min(#ARGV, last + math.max(0, spare))
+end
+for i = first, last do
   local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not raw then break end
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[i] .. ':' .. raw)

@@ -2,17 +2,25 @@
 -- KEYS[1] queues:<name>   KEYS[2] :delayed   KEYS[3] :reserved   KEYS[4] :notify
 -- ARGV[1] now (epoch seconds)   ARGV[2] reservation deadline score ('+inf' allowed)
 -- ARGV[3] migration batch size (-1 = no limit)   ARGV[4] '1' to recover expired :reserved
--- ARGV[5] how many jobs to pop at most   ARGV[6] number of acks A, then A :reserved members
+-- ARGV[5] free slots S: pops one each   ARGV[6] read-ahead R: at most R more pops,
+-- half of what is left on the ready list once the slots are served (a short
+-- queue stays for other consumers)
+-- ARGV[7] number of acks A, then A :reserved members
+-- Each element is popped exactly as Laravel's pop does it (LPOP, a :reserved
+-- member with attempts + 1, one notify token), so Laravel's workers and this
+-- script share every key; a batch is several such pops in one call.
 -- Returns {acked, popped}: acked[i] is 1, or 0 when that member was already gone;
 -- popped is a flat list of triples {job, member, decoded}, decoded 1 when the
 -- job went through cjson, 0 when it did not (the member is then the raw job).
 
 local acked = {}
-for i = 1, tonumber(ARGV[6]) do
-  acked[#acked + 1] = redis.call('ZREM', KEYS[3], ARGV[6 + i])
+for i = 1, tonumber(ARGV[7]) do
+  acked[#acked + 1] = redis.call('ZREM', KEYS[3], ARGV[7 + i])
 end
 
-local wanted = tonumber(ARGV[5])
+local slots = tonumber(ARGV[5])
+local ahead = tonumber(ARGV[6])
+local wanted = slots + ahead
 local popped = {}
 if wanted < 1 then
   return {acked, popped}
@@ -50,6 +58,10 @@ if ARGV[4] == '1' then
   migrate(KEYS[3])
 end
 
+if ahead > 0 then
+  local spare = math.floor((redis.call('LLEN', KEYS[1]) - slots) / 2)
+  wanted = slots + math.min(ahead, math.max(0, spare))
+end
 for _ = 1, wanted do
   local job = redis.call('LPOP', KEYS[1])
   if not job then break end
