@@ -120,6 +120,8 @@ function runBench(name: string, env: NodeJS.ProcessEnv): Promise<{ code: number 
 }
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+/** A side given as an object (`{ rate, cpuUs }`, the Redis bench's shape) rather than a bare number. */
+const side = (x: unknown) => (typeof x === 'object' && x !== null ? (x as Record<string, unknown>) : {});
 
 /** A label for one element of a result array (its layout/concurrency/mode when it has them). */
 function elementLabel(element: Record<string, unknown>, index: number): string {
@@ -146,14 +148,14 @@ export function extract(result: unknown): { rows: Row[]; latency: LatencyRow[] }
     if (typeof node !== 'object' || node === null) return;
     const o = node as Record<string, unknown>;
     const mode = path.join(' ') || 'all';
-    const raw = num(o.rawMsgsPerSec) ?? num(o.bareMsgsPerSec) ?? num(o.raw);
-    const app = num(o.appMsgsPerSec) ?? num(o.app);
+    const raw = num(o.rawMsgsPerSec) ?? num(o.bareMsgsPerSec) ?? num(o.raw) ?? num(side(o.raw).rate);
+    const app = num(o.appMsgsPerSec) ?? num(o.app) ?? num(side(o.app).rate);
     if (raw !== undefined && app !== undefined) {
       const cpu = (o.cpuMicrosPerMsg ?? {}) as Record<string, unknown>;
       const row: Row = { mode, rawMsgsPerSec: raw, appMsgsPerSec: app, appToRawRatio: Math.round((app / raw) * 1000) / 1000 };
-      const rawCpu = num(o.rawCpuUsPerMsg) ?? num(cpu.bare) ?? num(cpu.raw);
-      const appCpu = num(o.appCpuUsPerMsg) ?? num(cpu.app);
-      const bull = num(o.bullmqMsgsPerSec) ?? num(o.bullmq);
+      const rawCpu = num(o.rawCpuUsPerMsg) ?? num(cpu.bare) ?? num(cpu.raw) ?? num(side(o.raw).cpuUs);
+      const appCpu = num(o.appCpuUsPerMsg) ?? num(cpu.app) ?? num(side(o.app).cpuUs);
+      const bull = num(o.bullmqMsgsPerSec) ?? num(o.bullmq) ?? num(side(o.bullmq).rate);
       if (rawCpu !== undefined) row.rawCpuUsPerMsg = rawCpu;
       if (appCpu !== undefined) row.appCpuUsPerMsg = appCpu;
       if (bull !== undefined) row.bullmqMsgsPerSec = bull;
