@@ -188,6 +188,7 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
       if (!(error instanceof LockLostError)) log(`settle (${kind}) on ${entity.name} failed: ${error.message}`);
       delivery.update(true, messageCodec.rejected({ error: { condition: error.condition ?? 'amqp:internal-error', description: error.message } }).described());
     }
+    forgetSettled(delivery);
     pump(entity);
   };
   for (const kind of ['accepted', 'rejected', 'released', 'modified'] as const) container.on(kind, settle(kind));
@@ -233,6 +234,17 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Drops a delivery the stand-in has settled from rhea's session buffer. A
+ * PeekLock receiver (rcv-settle-mode second, as both SDKs open it) settles only
+ * after the broker did and sends nothing more, but rhea frees a sent delivery
+ * only once the peer settled it too: its 2048-slot buffer would fill and the
+ * link stall after 2048 deliveries, which Service Bus does not do.
+ */
+function forgetSettled(delivery: any): void {
+  if (delivery.settled) delivery.remote_settled = true;
 }
 
 /** rhea decodes a transfer before handing it over; the stand-in keeps the original bytes beside it. */
