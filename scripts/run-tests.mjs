@@ -48,7 +48,9 @@ const coverage = process.env.BABELQUEUE_COVERAGE !== '0' && filter.length === 0;
 const nodeArgs = [
   '--conditions=source', '--import', 'tsx',
   '--test', `--test-concurrency=${process.env.BABELQUEUE_TEST_CONCURRENCY ?? 4}`,
-  `--test-timeout=${process.env.BABELQUEUE_TEST_TIMEOUT ?? 180000}`,
+  // Per file and per test: only a hung file ever reaches it; the packaging test (pack, then a
+  // fresh npm install) needs a few minutes on two busy cores.
+  `--test-timeout=${process.env.BABELQUEUE_TEST_TIMEOUT ?? 300000}`,
   ...files.map((f) => relative(root, f)),
 ];
 const args = coverage

@@ -13,6 +13,7 @@ right broker is answering on the port, not merely that something listens:
     probe.py kafka HOST PORT          Metadata v1 lists a broker and an elected controller
     probe.py sqs HOST PORT            SQS query API answers ListQueues
     probe.py pulsar HOST PORT         admin API has public/default and the WebSocket API upgrades
+    probe.py postgres HOST PORT       a startup message as user babelqueue reaches ReadyForQuery
 
 Exit status 0 when ready; otherwise 1 with the reason on stderr.
 """
@@ -187,6 +188,29 @@ def probe_pulsar(host, port):
             raise NotReady(f"Pulsar WebSocket API not ready ({status_line})")
 
 
+def probe_postgres(host, port):
+    # StartupMessage (protocol 3.0) for the lab's trust-authenticated user; the
+    # server answers AuthenticationOk ... ReadyForQuery when it accepts queries.
+    params = b"user\0babelqueue\0database\0postgres\0\0"
+    sock = connect(host, port)
+    try:
+        sock.sendall(struct.pack("!ii", 8 + len(params), 196608) + params)
+        while True:
+            kind = read_exactly(sock, 1)
+            length = struct.unpack("!i", read_exactly(sock, 4))[0]
+            body = read_exactly(sock, length - 4)
+            if kind == b"E":
+                fields = dict((f[:1], f[1:]) for f in body.split(b"\0") if f)
+                raise NotReady("postgres: " + fields.get(b"M", b"error").decode("utf-8", "replace"))
+            if kind == b"R" and struct.unpack("!i", body[:4])[0] != 0:
+                raise NotReady("postgres asks for a password: not the lab's cluster")
+            if kind == b"Z":
+                sock.sendall(b"X\0\0\0\4")
+                return
+    finally:
+        sock.close()
+
+
 PROBES = {
     "tcp": probe_tcp,
     "redis": probe_redis,
@@ -197,6 +221,7 @@ PROBES = {
     "kafka": probe_kafka,
     "sqs": probe_sqs,
     "pulsar": probe_pulsar,
+    "postgres": probe_postgres,
 }
 
 

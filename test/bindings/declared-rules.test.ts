@@ -15,10 +15,12 @@ import { KafkaTransport } from '@babelqueue/kafka';
 import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
+import { SqsTransport } from '@babelqueue/sqs';
 
 interface Preset {
   rules: Record<string, unknown>;
-  capabilities: { retry: boolean; delayedRetry: boolean };
+  capabilities: { retry: boolean; delayedRetry: boolean; delayedPublish: boolean };
+  dlq: string;
 }
 const table = JSON.parse(readFileSync(join(import.meta.dirname, '../../conformance/settlement.json'), 'utf8')) as {
   bindings: Record<string, Preset>;
@@ -32,6 +34,7 @@ const transports: [string, () => Transport][] = [
   ['rabbitmq', () => new RabbitMqTransport({ url: 'amqp://127.0.0.1:1' })],
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
+  ['sqs', () => new SqsTransport({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1' })],
   ['pulsar', () => new PulsarTransport({ url: 'pulsar://127.0.0.1:1' })],
   ['artemis', () => new ArtemisTransport({ url: 'artemis://127.0.0.1:1' })],
   ['asb', () => new AzureServiceBusTransport({ connectionString: 'Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v' })],
@@ -48,6 +51,8 @@ describe('each binding declares exactly the rules the settlement table runs', ()
         assert.deepEqual(rules, preset.rules);
         assert.equal(transport.capabilities.retry, preset.capabilities.retry);
         assert.equal(transport.capabilities.delayedRetry, preset.capabilities.delayedRetry);
+        assert.equal(transport.capabilities.delayedPublish, preset.capabilities.delayedPublish);
+        assert.equal(transport.rules.dlqName?.('q', undefined) ?? 'q.dlq', `q${preset.dlq}`);
       } finally {
         await transport.close();
       }

@@ -20,8 +20,8 @@ describe('dual ESM + CJS packages with types', { skip }, () => {
   for (const [name, dir, symbol] of packages) {
     test(name, () => {
       // A plain node without the "source" condition resolves the built files.
-      const cjs = execFileSync(process.execPath, ['-e', `process.stdout.write(typeof require(${JSON.stringify(name)}).${symbol})`], { cwd: root, encoding: 'utf8' });
-      const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from ${JSON.stringify(name)}; process.stdout.write(typeof m.${symbol})`], { cwd: root, encoding: 'utf8' });
+      const cjs = execFileSync(process.execPath, ['-e', `process.stdout.write(typeof require(${JSON.stringify(name)}).${symbol})`], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+      const esm = execFileSync(process.execPath, ['--input-type=module', '-e', `import * as m from ${JSON.stringify(name)}; process.stdout.write(typeof m.${symbol})`], { cwd: root, encoding: 'utf8', timeout: 60_000 });
       assert.equal(cjs, 'function');
       assert.equal(esm, 'function');
       assert.ok(existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts')), "existsSync(join(root, 'packages', dir, 'dist/esm/index.d.ts'))");

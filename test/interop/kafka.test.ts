@@ -16,7 +16,6 @@ describeInterop({
   broker: broker('kafka'),
   transport: (url, topic) => new KafkaTransport({ url, groupId: `${topic}.workers`, retryTiersMs: TIERS, logger: silentLogger }),
   peerConsumeArgs: (topic) => ['--group', `${topic}.workers`, '--retry-tiers-ms', TIERS.join(',')],
-  waitMs: 20_000,
   // The bq- headers mirror the body (UTF-8 strings). The Python SDK's Kafka
   // transport does not surface headers to its runtime, so only one direction.
   native: {

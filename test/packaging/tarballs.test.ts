@@ -109,7 +109,9 @@ describe('npm run pack: tarballs a fresh project installs and uses', { skip }, (
     writeFileSync(join(app, 'package.json'), '{ "name": "fresh-app", "private": true }\n');
     // Should npm ever look for an @babelqueue/* package on a registry, it gets a
     // refused connection, and the install fails, instead of someone else's package.
-    writeFileSync(join(app, '.npmrc'), '@babelqueue:registry=http://127.0.0.1:9/\n');
+    // npm does ask it for @babelqueue/core before it takes the tarball; short retry
+    // pauses keep those refused asks from costing npm's default 10-60 s each.
+    writeFileSync(join(app, '.npmrc'), '@babelqueue:registry=http://127.0.0.1:9/\nfetch-retry-mintimeout=200\nfetch-retry-maxtimeout=2000\n');
     await ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs.map((f) => `../packs/${f}`)], app, INSTALL_TIMEOUT_MS);
     const { dependencies = {} } = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
     packed = Object.entries(dependencies).map(([name, spec]) => ({ name, spec }));

@@ -4,6 +4,7 @@ import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel, Partitioners, type KafkaMessage } from 'kafkajs';
 import { broker, uniqueQueue } from '../support/brokers.js';
+import { within } from '../support/until.js';
 
 const b = broker('kafka');
 
@@ -19,16 +20,23 @@ describe('smoke: kafka', { skip: b.skip }, () => {
     const body = Buffer.from('{"job":"urn:babel:smoke:ping","data":{"s":"é"}}');
     const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true });
     await producer.connect();
-    await producer.send({ topic, messages: [{ key: 'k1', value: body, headers: { 'bq-urn': 'urn:babel:smoke:ping' } }] });
-    await producer.disconnect();
+    try {
+      await producer.send({ topic, messages: [{ key: 'k1', value: body, headers: { 'bq-urn': 'urn:babel:smoke:ping' } }] });
+    } finally {
+      await producer.disconnect();
+    }
 
     const consumer = kafka.consumer({ groupId: `${topic}-group` });
+    let got: KafkaMessage;
     await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const got = await new Promise<KafkaMessage>((resolve) => {
-      void consumer.run({ autoCommit: true, eachMessage: async ({ message }) => resolve(message) });
-    });
-    await consumer.disconnect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      got = await within(new Promise<KafkaMessage>((resolve) => {
+        void consumer.run({ autoCommit: true, eachMessage: async ({ message }) => resolve(message) });
+      }), 30_000, 'the record');
+    } finally {
+      await consumer.disconnect();
+    }
     assert.deepEqual(got.value, body);
     assert.equal(got.key?.toString(), 'k1');
     assert.equal(got.headers?.['bq-urn']?.toString(), 'urn:babel:smoke:ping');

@@ -6,10 +6,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ArtemisTransport } from '@babelqueue/artemis';
 import { ConnectError, silentLogger, type Transport } from '@babelqueue/core';
+import { AzureServiceBusTransport } from '@babelqueue/azure-service-bus';
 import { KafkaTransport } from '@babelqueue/kafka';
 import { PulsarTransport } from '@babelqueue/pulsar';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { RedisTransport } from '@babelqueue/redis';
+import { SqsTransport } from '@babelqueue/sqs';
 import { broker } from '../support/brokers.js';
 
 const TIMEOUT_MS = 3_000;
@@ -18,11 +20,20 @@ interface Row {
   readonly name: string;
   readonly make: (url: string) => Transport;
   /** The URL of the lab broker with the host, port or credentials swapped. */
-  readonly bad: { readonly what: string; readonly url: (good: string) => string; readonly expect: RegExp }[];
+  readonly bad: {
+    readonly what: string;
+    readonly url: (good: string) => string;
+    readonly expect: RegExp;
+    /** Builds the transport when the row needs more than another URL. */
+    readonly make?: (url: string) => Transport;
+  }[];
 }
 
 /** A TCP port on loopback that nothing listens on (port 1 needs root to serve and nobody does). */
 const CLOSED = '127.0.0.1:1';
+
+/** Any static key works on the lab's SQS-compatible server. */
+const SQS_KEY = { accessKeyId: 'babelqueue', secretAccessKey: 'hunter2' };
 
 const ROWS: [Parameters<typeof broker>[0], Row][] = [
   ['redis', {
@@ -40,6 +51,46 @@ const ROWS: [Parameters<typeof broker>[0], Row][] = [
     bad: [
       { what: 'a closed port', url: () => `amqp://guest:hunter2@${CLOSED}`, expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/ },
       { what: 'refused credentials', url: (good) => good.replace(/\/\/[^@]*@/, '//guest:hunter2@'), expect: /ACCESS_REFUSED/ },
+    ],
+  }],
+  // Service Bus through the stand-in. No refused-credentials row: the stand-in
+  // accepts any SAS key and any CBS token (it does not validate signatures), so
+  // the refusal a real namespace answers with cannot be produced here.
+  ['asb', {
+    name: 'asb (stand-in)',
+    make: (url) => new AzureServiceBusTransport({ connectionString: url, logger: silentLogger }),
+    bad: [
+      {
+        what: 'a closed port',
+        url: (good) => good.replace(/Endpoint=sb:\/\/[^;]*/i, `Endpoint=sb://${CLOSED}`).replace(/SharedAccessKey=[^;]*/i, 'SharedAccessKey=hunter2'),
+        expect: /no answer within 3000 ms \(last error: .*ECONNREFUSED/,
+      },
+      {
+        what: 'an unknown host',
+        url: (good) => good.replace(/Endpoint=sb:\/\/[^;:]*/i, 'Endpoint=sb://no-such-host.invalid').replace(/SharedAccessKey=[^;]*/i, 'SharedAccessKey=hunter2'),
+        expect: /ENOTFOUND no-such-host\.invalid/,
+      },
+    ],
+  }],
+  // The lab's URL is the endpoint of its SQS-compatible server (any static key
+  // works there, so refused credentials cannot be shown; missing ones can).
+  ['sqs', {
+    name: 'sqs',
+    make: (url) => new SqsTransport({ endpoint: url, region: 'us-east-1', credentials: SQS_KEY, logger: silentLogger }),
+    bad: [
+      { what: 'a closed port', url: () => `http://${CLOSED}`, expect: /no answer within 3000 ms \(last error: connect ECONNREFUSED/ },
+      { what: 'an unknown host', url: () => 'http://no-such-host.invalid:9324', expect: /ENOTFOUND no-such-host\.invalid/ },
+      {
+        what: 'no credentials',
+        url: (good) => good,
+        expect: /no credentials here/,
+        make: (url) => new SqsTransport({
+          endpoint: url,
+          region: 'us-east-1',
+          credentials: () => Promise.reject(Object.assign(new Error('no credentials here'), { name: 'CredentialsProviderError' })),
+          logger: silentLogger,
+        }),
+      },
     ],
   }],
   ['kafka', {
@@ -86,7 +137,7 @@ for (const [name, row] of ROWS) {
 
     for (const bad of row.bad) {
       test(`${bad.what}: one ConnectError naming the masked target, then close() leaves nothing running`, async () => {
-        const transport = row.make(bad.url(lab.url!));
+        const transport = (bad.make ?? row.make)(bad.url(lab.url!));
         try {
           await assert.rejects(transport.connect({ timeoutMs: TIMEOUT_MS }), (e: Error) => {
             assert.ok(e instanceof ConnectError, `${e.name}: ${e.message}`);

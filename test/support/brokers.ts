@@ -3,7 +3,7 @@
  * outside CI a missing broker skips the suite with one loud line, under
  * `CI=true` it fails the run (a skipped broker suite must never pass CI).
  */
-export type BrokerName = 'redis' | 'redis-cluster' | 'rabbitmq' | 'kafka' | 'artemis' | 'sqs' | 'pulsar' | 'asb';
+export type BrokerName = 'redis' | 'redis-cluster' | 'rabbitmq' | 'kafka' | 'artemis' | 'sqs' | 'pulsar' | 'asb' | 'postgres';
 
 const ENV: Record<BrokerName, string> = {
   redis: 'BABELQUEUE_REDIS_URL',
@@ -14,6 +14,7 @@ const ENV: Record<BrokerName, string> = {
   sqs: 'BABELQUEUE_SQS_URL',
   pulsar: 'BABELQUEUE_PULSAR_URL',
   asb: 'BABELQUEUE_ASB_URL',
+  postgres: 'BABELQUEUE_POSTGRES_URL',
 };
 
 export interface BrokerSuite {

@@ -8,7 +8,7 @@ import {
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import { bodyBytes, plainProperties, recordProjection, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, type Placement } from './properties.js';
+import { bodyBytes, plainProperties, recordProjection, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './properties.js';
 
 /** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */
 export const VERSION_GATE_REASON = 'unsupported schema version';
@@ -109,7 +109,7 @@ export class AsbDelivery implements Delivery {
    */
   private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
     const message = versionGated
-      ? { ...toServiceBusMessage(record, undefined, { placement: this.placement() }), ...this.nativeRouting(), applicationProperties: this.propertiesWithout(SCHEMA_VERSION_PROPERTY) }
+      ? { ...toServiceBusMessage(record, undefined, { placement: this.placement() }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
       : toServiceBusMessage(record, recordProjection(record), { riders: this.riders(), placement: this.placement() });
     try {
       await this.context.send(queue, message);

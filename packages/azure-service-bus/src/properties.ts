@@ -1,4 +1,5 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
+import rhea from 'rhea';
 import {
   acceptsEnvelope,
   decodeEnvelope,
@@ -12,6 +13,8 @@ import {
 
 /** The version-gate property (an AMQP-typed application property). */
 export const SCHEMA_VERSION_PROPERTY = 'bq-schema-version';
+const CREATED_AT_PROPERTY = 'bq-created-at';
+const types = rhea.types;
 
 /** Per-message fields that are not contract fields (FIFO sessions, partitioned entities). */
 export interface Placement {
@@ -33,12 +36,43 @@ export function toServiceBusMessage(
   const message: ServiceBusMessage = projection === undefined
     ? { body, contentType: 'application/json', applicationProperties: { ...(options.riders ?? {}) } }
     : { body, ...projectAsb(projection, options.riders) };
+  message.applicationProperties = withAmqpTypes(message.applicationProperties ?? {});
   if (options.delayMs !== undefined && options.delayMs > 0) {
     message.scheduledEnqueueTimeUtc = new Date((options.now ?? Date.now()) + options.delayMs);
   }
   if (options.placement?.sessionId !== undefined) message.sessionId = options.placement.sessionId;
   if (options.placement?.partitionKey !== undefined) message.partitionKey = options.placement.partitionKey;
   return message;
+}
+
+type ApplicationProperties = NonNullable<ServiceBusMessage['applicationProperties']>;
+
+/**
+ * The contract's numeric application properties pinned to the AMQP types the
+ * spec names: `bq-schema-version` an int, `bq-created-at` a long (Unix ms).
+ * Left to itself, rhea (under @azure/service-bus) encodes a positive JS number
+ * as uint or ulong, which the other SDKs read as a different type (a .NET
+ * reader gets a boxed ulong where it expects a long). Other values are left as
+ * they are.
+ */
+export function withAmqpTypes(properties: ApplicationProperties): ApplicationProperties {
+  const out: ApplicationProperties = { ...properties };
+  const version = out[SCHEMA_VERSION_PROPERTY];
+  if (typeof version === 'number' && Number.isInteger(version) && version >= -(2 ** 31) && version < 2 ** 31) {
+    out[SCHEMA_VERSION_PROPERTY] = amqp(types.wrap_int(version));
+  }
+  const createdAt = out[CREATED_AT_PROPERTY];
+  if (typeof createdAt === 'number' && Number.isSafeInteger(createdAt)) out[CREATED_AT_PROPERTY] = amqp(types.wrap_long(createdAt));
+  return out;
+}
+
+/**
+ * A rhea typed value where @azure/service-bus's typings say number: the SDK
+ * hands application properties to rhea unchanged, and rhea encodes a typed
+ * value with the type it carries.
+ */
+function amqp(typed: rhea.Typed): number {
+  return typed as unknown as number;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { isServiceBusError, type ServiceBusMessage, type ServiceBusMessageBatch } from '@azure/service-bus';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage, type ServiceBusMessageBatch } from '@azure/service-bus';
 import {
   ConfigurationError,
   connectWithin,
@@ -13,7 +14,7 @@ import {
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
-import { TransportClosedError } from './errors.js';
+import { isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
 import { toServiceBusMessage } from './properties.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
@@ -21,6 +22,22 @@ import { describeAddress, parseAddress, type AsbAddress } from './url.js';
 
 /** The entity `connect()` opens a sender to; a namespace answering "not found" is reachable and authorised. */
 const CONNECT_PROBE_ENTITY = 'babelqueue-connect-check';
+/** Pauses between connect attempts to a namespace that does not answer yet: doubling from the first to the last. */
+const CONNECT_RETRY_FIRST_MS = 100;
+const CONNECT_RETRY_MAX_MS = 1_000;
+
+/** One connect attempt: a sender's first batch opens the connection, the CBS token and the link. */
+async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<void> {
+  const sender = client.createSender(CONNECT_PROBE_ENTITY);
+  try {
+    await sender.createMessageBatch({ abortSignal: signal });
+  } catch (error) {
+    if (isServiceBusError(error) && error.code === 'MessagingEntityNotFound') return;
+    throw error;
+  } finally {
+    void sender.close().catch(() => undefined);
+  }
+}
 
 /**
  * The Azure Service Bus binding over the official `@azure/service-bus`.
@@ -31,7 +48,8 @@ const CONNECT_PROBE_ENTITY = 'babelqueue-connect-check';
  *   them; a delay as `scheduledEnqueueTimeUtc`; {@link publishBatch} packs
  *   messages with `createMessageBatch`.
  * - Consumes in PeekLock mode, the SDK renewing the lock of a message whose
- *   handler outlives it (`maxLockRenewalMs`).
+ *   handler outlives it (`maxLockRenewalMs`) while the consume loop runs: the
+ *   loop's receiver, and with it every renewal, is closed when the loop ends.
  * - Executes decisions: complete; abandon (native redelivery, the entity's
  *   MaxDeliveryCount moves it to `$DeadLetterQueue`); a delayed retry as a
  *   scheduled copy; records written to `<queue>.dlq` before completing; an
@@ -67,21 +85,22 @@ export class AzureServiceBusTransport implements Transport {
   /**
    * Opens the AMQP connection (SASL, the CBS token) by attaching a sender. An
    * entity that does not exist still proves the namespace answers and accepted
-   * the credentials; refused credentials fail at once.
+   * the credentials. Refused credentials or an unknown host fail at once; a
+   * namespace that does not answer yet (connection refused or reset) is tried
+   * again until the deadline, which then names the last error.
    */
   connect(options: ConnectOptions): Promise<void> {
     this.assertOpen();
     this.connected ??= connectWithin(this.target, options, async ({ signal, note }) => {
       const client = await this.connection.get();
-      const sender = client.createSender(CONNECT_PROBE_ENTITY);
-      try {
-        await sender.createMessageBatch({ abortSignal: signal });
-      } catch (error) {
-        if (isServiceBusError(error) && error.code === 'MessagingEntityNotFound') return;
-        note(error);
-        throw error;
-      } finally {
-        void sender.close().catch(() => undefined);
+      for (let waitMs = CONNECT_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, CONNECT_RETRY_MAX_MS)) {
+        try {
+          return await probe(client, signal);
+        } catch (error) {
+          if (signal.aborted || !isUnreachable(error)) throw error;
+          note(error);
+          await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+        }
       }
     }).catch((error: unknown) => {
       this.connected = undefined;

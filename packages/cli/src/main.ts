@@ -1,5 +1,6 @@
 import { VERSION } from '@babelqueue/core';
 import { splitCommand } from './args.js';
+import { consoleCommand } from './commands/console.js';
 import { consume } from './commands/consume.js';
 import { demo } from './commands/demo.js';
 import { dlq } from './commands/dlq.js';
@@ -15,6 +16,7 @@ const COMMANDS: Readonly<Record<string, (args: readonly string[], io: CliIo) => 
   publish,
   consume,
   dlq,
+  console: consoleCommand,
   redis,
 };
 

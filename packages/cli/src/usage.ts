@@ -1,7 +1,7 @@
 /** Options every command takes. */
 const GLOBAL = `Global options:
   --url URL         broker URL (default: $BABELQUEUE_URL); publish, consume and dlq
-                    need one: redis://, rediss://, amqp://, amqps://, kafka://, pulsar://, ...
+                    need one: redis://, rediss://, amqp://, amqps://, kafka://, sqs://, pulsar://, ...
                     (demo alone defaults to memory://)
   --json            machine-readable output
   --timeout-ms MS   give up on a broker that does not answer (default 10000)
@@ -16,6 +16,7 @@ Commands:
   publish URN 'JSON-DATA'       publish one message; prints its meta.id
   consume                       print and acknowledge (remove) messages; --no-ack keeps them
   dlq list|show|redrive|purge   inspect and repair a dead-letter queue
+  console                       the DLQ console: a web page to triage dead-letter queues
   redis legacy-cleanup          return stuck +inf reservations of a Redis legacy queue
 
 ${GLOBAL}
@@ -76,6 +77,28 @@ Works on the dead-letter queue <queue>.dlq (or --dlq NAME).
 
   --queue Q         the work queue whose DLQ to use (default "default")
   --dlq NAME        the dead-letter queue itself
+
+${GLOBAL}`,
+
+  console: `Usage: babelqueue console --url URL [--queue Q ...] [--dlq NAME ...] [--port 8080] [options]
+
+Serves the DLQ console, a web page to browse, search, inspect, redrive, delete
+and purge dead-lettered messages, on http://127.0.0.1:8080/ until Ctrl-C.
+Needs the @babelqueue/console package.
+  --queue Q         show the DLQ of work queue Q (repeatable; default "default")
+  --dlq NAME        show this dead-letter queue (repeatable)
+  --host H          address to listen on (default 127.0.0.1, this machine only);
+                    any other needs --token or --basic-auth
+  --port P          port (default 8080; 0 picks a free one)
+  --read-only       show records; no redrive, delete or purge
+  --token T         require a token (at least 16 characters; or
+                    $BABELQUEUE_CONSOLE_TOKEN): open the printed URL with ?token=T
+  --basic-auth U:P  require HTTP basic auth (or $BABELQUEUE_CONSOLE_BASIC_AUTH)
+  --scan-limit N    records one page, search or bulk action reads at most
+                    (default 100000)
+
+Example:
+  babelqueue console --url redis://127.0.0.1:6379 --queue orders --queue payments
 
 ${GLOBAL}`,
 

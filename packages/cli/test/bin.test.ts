@@ -83,10 +83,10 @@ describe('the babelqueue executable', () => {
     });
   });
 
-  test('a binding not shipped yet is exit 1 saying so, never naming an npm package', async () => {
-    const r = await babelqueue(['dlq', 'list', '--url', 'sqs://user:pw-secret@us-east-1']);
+  test('a scheme no binding serves is exit 1 naming the known ones, never an npm package or the password', async () => {
+    const r = await babelqueue(['dlq', 'list', '--url', 'gopher://user:pw-secret@host']);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^babelqueue: the Amazon SQS binding \("sqs:\/\/"\) is not available yet in BabelQueue for TypeScript; available: memory, /);
+    assert.match(r.stderr, /^babelqueue: no transport is known for "gopher:\/\/" .*; known: memory, .*sqs/);
     assert.ok(!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret'), "!r.stderr.includes('npm install') && !r.stderr.includes('pw-secret')");
   });
 

@@ -1,45 +1,49 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
+import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { broker, uniqueQueue, type BrokerName } from '../../../test/support/brokers.js';
 import { jsonLines, run } from './support/capture.js';
 
 /** Each broker's URL for the CLI; Kafka needs retry tiers for the demo's retry path. */
-const SUITES: [BrokerName, (url: string) => string, number][] = [
-  ['redis', (url) => url, 1000],
-  ['rabbitmq', (url) => url, 1000],
-  ['kafka', (url) => `${url}${url.includes('?') ? '&' : '?'}retryTiersMs=200`, 4000],
+const SUITES: [BrokerName, (url: string) => string][] = [
+  ['redis', (url) => url],
+  ['rabbitmq', (url) => url],
+  ['kafka', (url) => `${url}${url.includes('?') ? '&' : '?'}retryTiersMs=200`],
 ];
+/** Bounds a command that stops at --max: only a failing run waits this long. */
+const IDLE_MS = '30000';
+/** How long a check that the DLQ is empty listens (nothing should arrive). */
+const EMPTY_IDLE_MS = '1000';
 
-for (const [name, urlFor, idleMs] of SUITES) {
+for (const [name, urlFor] of SUITES) {
   const b = broker(name);
   describe(`babelqueue on ${name}`, { skip: b.skip }, () => {
     test('demo dead-letters the payment; dlq redrive --dry-run, then --id, sends it back reset; consume shows it', async () => {
       const url = urlFor(b.url!);
       const queue = uniqueQueue('cli');
-      const idle = String(idleMs);
       const demo = await run(['demo', '--url', url, '--queue', queue, '--json']);
       assert.equal(demo.code, 0, demo.err);
       const report = jsonLines(demo.out)[0]!;
       const id = report.published[2].id as string;
       assert.deepEqual(report.deliveries.filter((d: any) => d.id === id).map((d: any) => d.outcome), ['retry', 'retry', 'dead-lettered']);
 
-      const dry = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--dry-run', '--idle-ms', idle, '--json']);
+      const dry = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--dry-run', '--max', '1', '--idle-ms', IDLE_MS, '--json']);
       assert.equal(dry.code, 0, dry.err);
       const dryResult = jsonLines(dry.out)[0]!;
       assert.deepEqual(dryResult.items.map((i: any) => [i.messageId, i.to, i.redriven, i.reason]), [[id, queue, false, 'failed']]);
 
-      const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--idle-ms', idle, '--json']);
+      const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
       assert.equal(done.code, 0, done.err);
       assert.equal(jsonLines(done.out)[0]!.redriven, 1);
 
-      const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', String(idleMs * 5), '--json']);
+      const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
       assert.equal(consumed.code, 0, consumed.err);
       const [envelope] = jsonLines(consumed.out);
       assert.equal(envelope!.meta.id, id);
       assert.equal(envelope!.attempts, 0);
       assert.equal(envelope!.dead_letter, undefined);
 
-      const empty = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--dry-run', '--idle-ms', idle, '--json']);
+      const empty = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--dry-run', '--idle-ms', EMPTY_IDLE_MS, '--json']);
       assert.deepEqual(jsonLines(empty.out)[0]!.items, []);
     });
   });
@@ -75,6 +79,65 @@ for (const layout of ['legacy', 'zset'] as const) {
     });
   });
 }
+
+// SQS: the queues must exist (the binding creates none unless told to), and the
+// credentials come from the standard AWS chain: here the environment, with any
+// static key the lab's SQS-compatible server accepts.
+const sqsLab = broker('sqs');
+describe('babelqueue on sqs', { skip: sqsLab.skip }, () => {
+  const url = `sqs://us-east-1?endpoint=${sqsLab.url}&wait_time=1`;
+  const created: string[] = [];
+  let client: SQSClient;
+  before(() => {
+    process.env.AWS_ACCESS_KEY_ID ??= 'babelqueue';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'babelqueue';
+    client = new SQSClient({ endpoint: sqsLab.url!, region: 'us-east-1' });
+  });
+  after(async () => {
+    for (const QueueUrl of created) await client.send(new DeleteQueueCommand({ QueueUrl })).catch(() => undefined);
+    client.destroy();
+  });
+  const queues = async (queue: string) => {
+    for (const QueueName of [queue, `${queue}-dlq`]) created.push((await client.send(new CreateQueueCommand({ QueueName }))).QueueUrl!);
+  };
+
+  test('demo dead-letters to <queue>-dlq; dlq list and show browse it in place; redrive sends it back; purge empties the DLQ', async () => {
+    const queue = uniqueQueue('cli-sqs');
+    await queues(queue);
+    const demo = await run(['demo', '--url', url, '--queue', queue, '--json']);
+    assert.equal(demo.code, 0, demo.err);
+    const id = jsonLines(demo.out)[0]!.published[2].id as string;
+
+    for (let i = 0; i < 2; i++) {
+      const list = await run(['dlq', 'list', '--url', url, '--queue', queue, '--json']);
+      assert.equal(list.code, 0, list.err);
+      const listed = jsonLines(list.out)[0]!;
+      assert.equal(listed.dlq, `${queue}-dlq`);
+      assert.deepEqual(listed.records.map((r: any) => [r.id, r.reason, r.attempts, r.original_queue]), [[id, 'failed', 3, queue]], 'browsing leaves it there');
+    }
+    const show = await run(['dlq', 'show', '--url', url, '--queue', queue, id, '--json']);
+    assert.equal(show.code, 0, show.err);
+    assert.equal(jsonLines(show.out)[0]!.dead_letter.error, 'Payment gateway timeout');
+
+    const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--idle-ms', '1000', '--json']);
+    assert.equal(done.code, 0, done.err);
+    assert.equal(jsonLines(done.out)[0]!.redriven, 1);
+    const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', '3000', '--json']);
+    assert.equal(consumed.code, 0, consumed.err);
+    const [envelope] = jsonLines(consumed.out);
+    assert.equal(envelope!.meta.id, id);
+    assert.equal(envelope!.attempts, 0);
+    assert.equal(envelope!.dead_letter, undefined);
+
+    // One more dead letter, then purge.
+    assert.equal((await run(['demo', '--url', url, '--queue', queue, '--json'])).code, 0);
+    const purged = await run(['dlq', 'purge', '--url', url, '--queue', queue, '--yes', '--json']);
+    assert.equal(purged.code, 0, purged.err);
+    assert.deepEqual(jsonLines(purged.out)[0], { dlq: `${queue}-dlq`, purged: 1 });
+    const empty = await run(['dlq', 'list', '--url', url, '--queue', queue]);
+    assert.equal(empty.out, `${queue}-dlq is empty\n`);
+  });
+});
 
 /** A refused login: the URL of the lab broker with credentials it does not know. */
 const WRONG_LOGIN: [BrokerName, (url: string) => string, RegExp][] = [

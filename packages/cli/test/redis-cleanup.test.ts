@@ -44,7 +44,7 @@ describe('babelqueue redis legacy-cleanup on redis', { skip: b.skip }, () => {
       assert.equal(published.code, 0, published.err);
       const id = published.out.trim();
       // --no-ack takes it and leaves it unsettled; with retryAfter null its deadline member is +inf.
-      const abandoned = await run(['consume', '--url', `${b.url!}?retryAfter=null`, '--queue', queue, '--max', '1', '--no-ack', '--json']);
+      const abandoned = await run(['consume', '--url', `${b.url!}?retryAfter=null`, '--queue', queue, '--max', '1', '--idle-ms', '30000', '--no-ack', '--json']);
       assert.equal(abandoned.code, 0, abandoned.err);
       assert.equal(await redis.llen(queue), 0);
       assert.equal(await redis.llen(`${queue}:processing`), 1);
@@ -60,7 +60,7 @@ describe('babelqueue redis legacy-cleanup on redis', { skip: b.skip }, () => {
       assert.equal(again.code, 0, again.err);
       assert.equal(again.out, `0 +inf reservations of ${queue} handled (each value still on ${queue}:processing is back on ${queue})\n`);
 
-      const consumed = await run(['consume', '--url', b.url!, '--queue', queue, '--max', '1', '--json']);
+      const consumed = await run(['consume', '--url', b.url!, '--queue', queue, '--max', '1', '--idle-ms', '30000', '--json']);
       assert.equal(consumed.code, 0, consumed.err);
       assert.equal(jsonLines(consumed.out)[0]!.meta.id, id);
     } finally {

@@ -14,6 +14,15 @@ export type {
 } from './runtime/app.js';
 export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';
 export type { Handler, Message, UrnCatalog } from './runtime/message.js';
+export type {
+  DeliveryEnd,
+  DeliveryScope,
+  DeliveryStart,
+  Instrumentation,
+  PublishResult,
+  PublishScope,
+  PublishStart,
+} from './runtime/instrumentation.js';
 export { consoleLogger, silentLogger } from './runtime/logger.js';
 export type { Logger } from './runtime/logger.js';
 export {
@@ -33,7 +42,7 @@ export type { PolicyInput } from './settlement/policy.js';
 export type { PolicyConfig, RetryBackoff } from './settlement/policy-config.js';
 export type { Outcome } from './settlement/outcome.js';
 export type { Verdict } from './settlement/verdict.js';
-export type { Decision, DeadLetterReason } from './settlement/decision.js';
+export type { Decision, DeadLetterReason, RetryRule } from './settlement/decision.js';
 export type { BindingRules } from './settlement/binding-rules.js';
 export { DeadLetterWriteError } from './transport/transport.js';
 export type {
@@ -44,6 +53,8 @@ export type {
   HeaderValue,
   OutgoingMessage,
   RawPublishOptions,
+  ScannedRecord,
+  ScanOptions,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';
@@ -103,6 +114,7 @@ export {
 } from './retry/reconcile.js';
 export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
 export { envelopeProjection } from './projection/source.js';
+export { NO_PROJECTION, recordProjection } from './projection/record.js';
 export type { ProjectionSource, Riders } from './projection/source.js';
 export { projectRabbitMq } from './projection/rabbitmq.js';
 export type { RabbitMqProjection } from './projection/rabbitmq.js';

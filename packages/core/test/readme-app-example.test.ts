@@ -14,7 +14,7 @@ test('the README App example runs and prints what it says', () => {
     const file = join(dir, 'example.ts');
     writeFileSync(file, code);
     const out = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
-      cwd: repoRoot, encoding: 'utf8', env: { ...process.env, BABELQUEUE_LOG_LEVEL: 'silent' },
+      cwd: repoRoot, encoding: 'utf8', env: { ...process.env, BABELQUEUE_LOG_LEVEL: 'silent' }, timeout: 120_000,
     });
     const lines = out.trim().split('\n');
     assert.equal(lines[0], 'order 1042 attempt 1');

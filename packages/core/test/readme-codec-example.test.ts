@@ -14,7 +14,7 @@ test('the README codec example runs and prints what it says', () => {
   try {
     const file = join(dir, 'example.ts');
     writeFileSync(file, code);
-    const out = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], { cwd: repoRoot, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 });
     const lines = out.trim().split('\n');
     assert.equal(lines[0], 'null');
     assert.equal(lines[1], "urn:babel:orders:created { order_id: 1042 }");

@@ -1,8 +1,9 @@
 import type { Logger } from '@babelqueue/core';
-import type { EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { processPartitionBatch, type Ordering, type RecordResult } from './partition-batch.js';
 import { RangeAssigner } from './range-assigner.js';
 import { Slots } from './slots.js';
+import { isMetadataLag } from './topics.js';
 
 /** Tuning shared by the work consumer and the re-inject consumer. */
 export interface ConsumerTuning {
@@ -116,7 +117,8 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
 
   try {
     await consumer.connect();
-    for (const topic of loop.topics) await consumer.subscribe({ topic, fromBeginning: true });
+    for (const topic of loop.topics) await subscribeWhenThere(consumer, topic, loop);
+    if (loop.signal.aborted) return;
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -131,6 +133,45 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
     await consumer.disconnect().catch((error: unknown) =>
       loop.logger.warn({ groupId: loop.groupId, error: describe(error) }, 'Kafka consumer did not disconnect cleanly'));
   }
+}
+
+/** How often a consumer waiting for a missing topic asks again, and how often it says so. */
+const TOPIC_POLL_MS = 500;
+const TOPIC_WARN_EVERY_MS = 10_000;
+
+/**
+ * Subscribes to `topic`, waiting while the cluster does not host it yet (a
+ * topic nobody created, or one just created whose metadata has not reached
+ * this broker): the worker starts and waits instead of crashing, and says so
+ * in a warning every ten seconds. Returns early when the signal aborts.
+ */
+async function subscribeWhenThere(consumer: Consumer, topic: string, loop: ConsumerLoop): Promise<void> {
+  let warnedAt = 0;
+  while (!loop.signal.aborted) {
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      return;
+    } catch (error) {
+      if (!isMetadataLag(error)) throw error;
+      if (Date.now() - warnedAt >= TOPIC_WARN_EVERY_MS) {
+        warnedAt = Date.now();
+        loop.logger.warn({ groupId: loop.groupId, topic, error: describe(error) }, 'Kafka topic not there yet; waiting for it (createTopics creates it)');
+      }
+      await delay(TOPIC_POLL_MS, loop.signal);
+    }
+  }
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

@@ -1,4 +1,4 @@
-import { CapabilityError, DeadLetterWriteError, acceptsEnvelope, decodeEnvelope, withAttempts } from '@babelqueue/core';
+import { CapabilityError, DeadLetterWriteError, NO_PROJECTION, projectKafka, recordProjection, withAttempts } from '@babelqueue/core';
 import type { Decision, Delivery, HeaderValue } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import {
@@ -9,7 +9,7 @@ import {
   kafkaSchemaVersion,
   type RawHeaders,
 } from './headers.js';
-import { tierForRetry } from './retry-tiers.js';
+import { tierForDelay, tierForRetry } from './retry-tiers.js';
 
 /** One record to write: value and key exactly as given. */
 export interface RecordWrite {
@@ -30,8 +30,14 @@ export interface DeliveryContext {
 /** Where a delivery stands after `settle`. */
 export type DeliveryState = 'pending' | 'settled' | 'unsettled';
 
-/** Headers a dead-letter record does not carry: the attempts / version projection and the tier routing. */
-const NOT_ON_DEAD_LETTER = [KafkaHeader.ATTEMPTS, KafkaHeader.SCHEMA_VERSION, KafkaHeader.DELAY, KafkaHeader.ORIGINAL_TOPIC];
+/** Every contract header: a copy carries the ones its own projection gives, never the delivery's. */
+const CONTRACT_HEADERS: readonly string[] = Object.values(KafkaHeader);
+
+/**
+ * Headers a version-gated record does not carry: the attempts / version
+ * projection (the Pulsar rule) and the tier routing.
+ */
+const NOT_ON_VERSION_GATED = [KafkaHeader.ATTEMPTS, KafkaHeader.SCHEMA_VERSION, KafkaHeader.DELAY, KafkaHeader.ORIGINAL_TOPIC];
 
 /**
  * A consumed Kafka record as the core's {@link Delivery}. Settling never
@@ -78,17 +84,12 @@ export class KafkaDelivery implements Delivery {
         this.state = 'settled';
         return;
       case 'retry':
-        await this.retry(decision.attempts);
+        await this.retry(decision.attempts, decision.rule === 'delay' ? decision.delayMs : undefined);
         this.state = 'settled';
         return;
       case 'dead-letter':
         try {
-          await this.ctx.write({
-            topic: decision.queue,
-            value: decision.record,
-            key: this.record.key,
-            headers: editHeaders(this.record.headers, {}, NOT_ON_DEAD_LETTER),
-          });
+          await this.ctx.write({ topic: decision.queue, key: this.record.key, ...this.deadLetterRecord(decision.record, decision.reason === 'version_gate') });
         } catch (cause) {
           throw new DeadLetterWriteError(decision.queue, { cause });
         }
@@ -104,37 +105,50 @@ export class KafkaDelivery implements Delivery {
   }
 
   /**
-   * A retry republish: the body with `attempts` set, onto tier
-   * min(attempts_before + 1, tier count), with `bq-attempts`, `bq-delay`,
-   * `bq-original-topic` and the consumed key byte for byte. The caller commits.
+   * A retry republish onto a tier topic, with the consumed key byte for byte,
+   * `bq-delay` and `bq-original-topic`. The tier is picked by one of two rules,
+   * never merged (seed 000): a retry takes tier min(attempts_before + 1, tier
+   * count); a delay (a release with a release delay, `delayMs`) takes the
+   * smallest tier whose delay covers it, and a delay above the largest tier is
+   * refused (the record stays uncommitted and the error is logged). An accepted
+   * envelope gets its `attempts` edited in place (every other byte kept) and
+   * the headers of its own projection. Anything else is poison on the bounded
+   * retry: it travels unchanged (a null value stays null) with the headers it
+   * arrived with, and `bq-attempts` carries its count. The caller commits.
    */
-  private async retry(attempts: number): Promise<void> {
+  private async retry(attempts: number, delayMs: number | undefined): Promise<void> {
     const tiers = this.ctx.retryTiersMs;
     if (tiers.length === 0) {
       throw new CapabilityError('a retry on Kafka needs retry tiers (set retryTiersMs); the record stays uncommitted');
     }
-    const tier = tierForRetry(this.queue, tiers, attempts);
+    const tier = delayMs === undefined ? tierForRetry(this.queue, tiers, attempts) : tierForDelay(this.queue, tiers, delayMs);
+    const routing = { [KafkaHeader.DELAY]: String(tier.delayMs), [KafkaHeader.ORIGINAL_TOPIC]: this.queue };
+    const { value } = this.record;
+    const projection = recordProjection(value);
+    const envelope = projection !== NO_PROJECTION;
+    const copy = envelope ? withAttempts(value!, attempts) : value;
     await this.ctx.write({
       topic: tier.topic,
-      value: this.record.value === null ? null : retryBody(this.record.value, attempts),
+      value: copy,
       key: this.record.key,
-      headers: editHeaders(this.record.headers, {
-        [KafkaHeader.ATTEMPTS]: String(attempts),
-        [KafkaHeader.DELAY]: String(tier.delayMs),
-        [KafkaHeader.ORIGINAL_TOPIC]: this.queue,
-      }),
+      headers: envelope
+        ? editHeaders(this.record.headers, { ...projectKafka({ ...projection, attempts }).headers, ...routing }, CONTRACT_HEADERS)
+        : editHeaders(this.record.headers, { [KafkaHeader.ATTEMPTS]: String(attempts), ...routing }),
     });
   }
-}
 
-/**
- * The body of a retry copy: an accepted envelope with its top-level `attempts`
- * edited in place (every other byte kept). Anything else is poison on the
- * bounded retry and travels unchanged; `bq-attempts` carries its count.
- */
-function retryBody(body: Buffer, attempts: number): Buffer {
-  return acceptsEnvelope(decodeEnvelope(body, ignoreWarnings)) ? withAttempts(body, attempts) : body;
+  /**
+   * The value and headers of a dead-letter record. A version-gated record is
+   * the consumed value byte for byte (a null value stays null), never decoded:
+   * it keeps the delivery's headers but not the attempts / version projection.
+   * Any other record (failed, unknown URN, poison) carries the projection of
+   * its own bytes: the counted attempts of a failed record, no envelope field
+   * on a poison record. Riders ride along. A copy's record timestamp is when
+   * it was written, not `meta.created_at`: the DLQ's time-based retention and
+   * the re-inject wait read it.
+   */
+  private deadLetterRecord(record: Buffer, versionGated: boolean): Pick<RecordWrite, 'value' | 'headers'> {
+    if (versionGated) return { value: this.record.value, headers: editHeaders(this.record.headers, {}, NOT_ON_VERSION_GATED) };
+    return { value: record, headers: editHeaders(this.record.headers, projectKafka(recordProjection(record)).headers, CONTRACT_HEADERS) };
+  }
 }
-
-/** Decode warnings were reported when the delivery was classified; a retry copy does not repeat them. */
-function ignoreWarnings(): void {}

@@ -1,6 +1,8 @@
 import {
   ConfigurationError,
   connectWithin,
+  DLQ_SUFFIX,
+  dlqName,
   projectKafka,
   type BindingRules,
   type ConnectOptions,
@@ -8,6 +10,8 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -20,6 +24,7 @@ import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
 import type { Ordering, RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
+import { scanTopic, waitingRanges } from './scan.js';
 import { ensureKafkaTopics } from './topics.js';
 import { parseKafkaUrl } from './url.js';
 
@@ -39,7 +44,13 @@ export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<C
   readonly reinject?: boolean;
   /** Consumer group of the re-inject consumers. Default `DEFAULT_REINJECT_GROUP_ID` (`babelqueue-retry-reinject`). */
   readonly reinjectGroupId?: string;
-  /** Create missing retry topics (LogAppendTime, retention above the largest tier) before consuming. Default true. */
+  /**
+   * Before consuming, create what is missing of: the work topic, its DLQ
+   * `<topic>.dlq` (not for a topic that is itself a DLQ), and with tiers the
+   * retry topics (LogAppendTime, retention above the largest tier). Existing
+   * topics are left alone. Default true.
+   * Off, the worker waits for a missing topic instead.
+   */
   readonly createTopics?: boolean;
   /** How long a partition pauses before an unsettled record is delivered again (ms). Default 1000. */
   readonly redeliveryDelayMs?: number;
@@ -186,9 +197,15 @@ export class KafkaTransport implements Transport {
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     if (options.signal.aborted) return;
     const tiered = this.retryTiersMs.length > 0;
-    if (tiered && this.options.createTopics !== false) {
-      // Before the first retry can auto-create a tier topic with the broker's defaults (CreateTime).
-      await ensureKafkaTopics(await this.connection.admin(), { topic: queue, retryTiersMs: this.retryTiersMs, work: false });
+    if (this.options.createTopics !== false) {
+      // Before subscribing (a first start on a topic nobody created), and before the
+      // first retry could auto-create a tier topic with the broker's defaults (CreateTime).
+      // A topic that is itself a DLQ (a drain, a redrive) gets no DLQ of its own.
+      await ensureKafkaTopics(await this.connection.admin(), {
+        topic: queue,
+        retryTiersMs: this.retryTiersMs,
+        ...(queue.endsWith(DLQ_SUFFIX) ? {} : { deadLetterTopic: dlqName(queue) }),
+      });
     }
     const stop = new AbortController();
     const onAbort = () => stop.abort();
@@ -257,6 +274,47 @@ export class KafkaTransport implements Transport {
       this.running.delete(stop);
       options.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * Reads the records of `queue` (a topic) that wait for this transport's
+   * consumer group (`groupId`): partition by partition, from the group's
+   * committed offset (or the log start) to the high watermark when the scan
+   * began, skipping the first `offset`. A consumer of its own reads them: a
+   * fresh group that seeks, never commits, and is deleted when the scan ends,
+   * so nothing the work group sees changes. `location` names the partition and
+   * offset; headers are the record's headers as strings. An absent topic reads
+   * as empty.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    yield* scanTopic(this.connection.kafka, await this.connection.admin(), queue, this.groupId, options);
+  }
+
+  /**
+   * How many records of `queue` wait for `groupId`: per partition, the high
+   * watermark minus the committed offset (or the log start). Offsets count
+   * transaction markers too, so on a transactional topic this is an upper bound.
+   */
+  async depth(queue: string): Promise<number> {
+    const ranges = await waitingRanges(await this.connection.admin(), queue, this.groupId);
+    return ranges.reduce((sum, r) => sum + r.end - r.start, 0);
+  }
+
+  /**
+   * Deletes the records of `queue` up to each partition's high watermark
+   * (`DeleteRecords`: the log start moves, for every consumer group) and
+   * resolves with how many waited for `groupId`. Records produced meanwhile
+   * stay. An absent topic purges 0; a compacted topic refuses (the broker's
+   * error is passed on).
+   */
+  async purge(queue: string): Promise<number> {
+    const admin = await this.connection.admin();
+    const ranges = await waitingRanges(admin, queue, this.groupId);
+    const full = ranges.filter((r) => r.end > 0);
+    if (full.length > 0) {
+      await admin.deleteTopicRecords({ topic: queue, partitions: full.map((r) => ({ partition: r.partition, offset: String(r.end) })) });
+    }
+    return ranges.reduce((sum, r) => sum + r.end - r.start, 0);
   }
 
   /** Creates the work topic, its retry tiers and (when named) its DLQ if they do not exist. */

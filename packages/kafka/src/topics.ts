@@ -50,8 +50,40 @@ export async function ensureKafkaTopics(admin: Admin, spec: KafkaTopicsSpec): Pr
   const tiers = spec.retryTiersMs ?? [];
   for (const tier of retryTiersOf(spec.topic, tiers)) add(tier.topic, retryTopicConfig(tiers));
   if (wanted.length === 0) return [];
-  await admin.createTopics({ topics: wanted, waitForLeaders: true });
-  return wanted.map((t) => t.topic);
+  const names = wanted.map((t) => t.topic);
+  // kafkajs' own waitForLeaders gives up on "This server does not host this
+  // topic-partition", which a broker answers while its metadata still lags the
+  // creation (a busy host): wait for the leaders here instead.
+  await admin.createTopics({ topics: wanted, waitForLeaders: false });
+  await untilLeaders(admin, names);
+  return names;
+}
+
+/** How long a created topic may take to show a leader for every partition. */
+const LEADERS_TIMEOUT_MS = 30_000;
+const LEADERS_POLL_MS = 100;
+
+/** Resolves once every partition of `topics` has a leader; rethrows the last lag error after the deadline. */
+async function untilLeaders(admin: Admin, topics: string[]): Promise<void> {
+  const deadline = Date.now() + LEADERS_TIMEOUT_MS;
+  for (;;) {
+    let lag: unknown;
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      if (metadata.topics.length === topics.length && metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (error) {
+      if (!isMetadataLag(error)) throw error;
+      lag = error;
+    }
+    if (Date.now() > deadline) throw lag ?? new Error(`Kafka topics ${topics.join(', ')} have no leader after ${LEADERS_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, LEADERS_POLL_MS));
+  }
+}
+
+/** The errors of a topic the broker's metadata does not show (yet): a topic nobody created, or one just created. */
+export function isMetadataLag(error: unknown): boolean {
+  const type = (error as { type?: unknown } | null)?.type;
+  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE';
 }
 
 async function partitionCount(admin: Admin, topic: string, existing: Set<string>): Promise<number | undefined> {

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { createApp, drainQueue, silentLogger, type DropEvent, type Envelope } from '@babelqueue/core';
-import { Lab, kafka, text, until } from './support/kafka-lab.js';
+import { Lab, kafka, runUntil, text, until } from './support/kafka-lab.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
 const URN = 'urn:babel:orders:created';
+/** Bounds a drain that stops at maxMessages: only a failing run waits this long. */
+const IDLE_MS = 30_000;
 
 /** A canonical envelope body written by "another SDK". */
 function envelope(id: string, attempts = 0, data: Record<string, unknown> = {}): Buffer {
@@ -23,6 +25,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     lab = new Lab(kafka.url!);
   });
   after(() => lab.close());
+  afterEach(() => lab.closeTransports());
 
   it('version gate: bq-schema-version other than "1" never reaches a handler; with a DLQ the raw bytes go there', async () => {
     const topic = await lab.topic('gate');
@@ -35,7 +38,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const handled: string[] = [];
     const app = createApp({ transport: lab.transport(), queue: topic, deadLetter: true, logger: silentLogger })
       .handle(URN, (_data, msg) => void handled.push(msg.id));
-    assert.equal(await app.consume({ maxMessages: 3 }), 3);
+    assert.equal(await app.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
     await app.close();
     assert.deepEqual(handled, ['blank-header', 'one'], 'a blank header decodes normally (null-valued: see the unit table; kafkajs cannot write one)');
 
@@ -54,12 +57,39 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const transport = lab.transport();
     const app = createApp({ transport, queue: topic, logger: silentLogger, onDrop: (e) => void drops.push(e) })
       .handle(URN, (_d, msg) => void handled.push(msg.id));
-    await app.consume({ maxMessages: 2 });
+    await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
     await app.close();
     assert.deepEqual(handled, ['next']);
-    await until(() => drops.length === 1, 5000, 'onDrop');
+    await until(() => drops.length === 1, 20_000, 'onDrop');
     assert.match(drops[0]!.why, /unsupported native schema version "7"/);
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 }, 'both offsets committed');
+  });
+
+  it('a null value stays null: on the version-gated DLQ record and on the poison retry copy', async () => {
+    const gatedTopic = await lab.topic('null-gated');
+    await lab.produce(gatedTopic, [{ value: null, key: b('k'), headers: { 'bq-schema-version': b('2'), traceparent: b('tp') } }]);
+    const gated = createApp({ transport: lab.transport(), queue: gatedTopic, deadLetter: true, logger: silentLogger });
+    try {
+      assert.equal(await gated.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
+    } finally {
+      await gated.close();
+    }
+    const [raw] = await lab.read(`${gatedTopic}.dlq`, 1);
+    assert.equal(raw!.value, null, 'the raw record of a null value is a null value, not an empty one');
+    assert.deepEqual(raw!.key, b('k'));
+    assert.equal(text(raw!.headers, 'traceparent'), 'tp');
+
+    const poisonTopic = await lab.topic('null-poison');
+    await lab.produce(poisonTopic, [{ value: null, key: null }]);
+    const poison = createApp({ transport: lab.transport({ retryTiersMs: [60_000] }), queue: poisonTopic, maxAttempts: 3, logger: silentLogger });
+    try {
+      assert.equal(await poison.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
+    } finally {
+      await poison.close();
+    }
+    const [copy] = await lab.read(`${poisonTopic}.retry.1`, 1);
+    assert.equal(copy!.value, null, 'the bounded retry carries the null value as null');
+    assert.equal(text(copy!.headers, 'bq-attempts'), '1');
   });
 
   it('reconciles attempts from bq-attempts when present (not a max), else from the body', async () => {
@@ -72,7 +102,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const seen: Record<string, number> = {};
     const app = createApp({ transport: lab.transport(), queue: topic, maxAttempts: 0, logger: silentLogger })
       .handle(URN, (_d, msg) => void (seen[msg.id] = msg.attempts));
-    await app.consume({ maxMessages: 3 });
+    await app.consume({ maxMessages: 3, idleMs: IDLE_MS });
     await app.close();
     // The handler sees the counted attempt: reconciled + 1.
     assert.deepEqual(seen, { 'lower-header': 2, 'higher-header': 5, 'no-header': 3 });
@@ -87,7 +117,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
       .handle(URN, () => {
         throw new TypeError('gateway timeout');
       });
-    await app.consume({ maxMessages: 3 });
+    await app.consume({ maxMessages: 3, idleMs: IDLE_MS });
     await app.close();
 
     const dead = await lab.read(`${topic}.dlq`, 3);
@@ -116,14 +146,14 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
         .handle(URN, (_d, m) => {
           if (m.id === 'last-try') throw new Error('third and last failure');
         });
-      assert.equal(await app.consume({ maxMessages: 2 }), 2, 'no redelivery: the third attempt was the last');
+      assert.equal(await app.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2, 'no redelivery: the third attempt was the last');
       await app.close();
       assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 });
       if (deadLetter) {
         const [dead] = await lab.read(`${topic}.dlq`, 1);
         assert.equal((JSON.parse(dead!.value!.toString()) as { dead_letter: { attempts: number } }).dead_letter.attempts, 3);
       } else {
-        await until(() => drops.length === 1, 5000, 'onDrop');
+        await until(() => drops.length === 1, 20_000, 'onDrop');
       }
     }
   });
@@ -140,7 +170,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
       const handled: string[] = [];
       const transport = lab.transport();
       const app = createApp({ transport, queue: topic, deadLetter, logger: silentLogger }).handle(URN, (_d, m) => void handled.push(m.id));
-      await app.consume({ maxMessages: 4 });
+      await app.consume({ maxMessages: 4, idleMs: IDLE_MS });
       await app.close();
       assert.deepEqual(handled, ['good-1', 'good-2']);
       assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 4 });
@@ -167,11 +197,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
         throw new Error('not yet');
       }
     });
-    const stop = new AbortController();
-    const run = app.run({ signal: stop.signal });
-    await until(() => order.includes('after@1'), 20_000, 'the record after the flaky one');
-    stop.abort();
-    await run;
+    await runUntil(app, () => order.includes('after@1'), 'the record after the flaky one');
     assert.deepEqual(order, ['flaky@1', 'flaky@1', 'flaky@1', 'after@1'], 'same record, same attempt count (no tier to count on), in order');
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 2 });
     assert.equal(await lab.exists(`${topic}.retry.1`), false, 'no retry topic without tiers');
@@ -188,11 +214,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
         deliveries += 1;
         throw new Error('boom');
       });
-    const stop = new AbortController();
-    const run = app.run({ signal: stop.signal });
-    await until(() => deliveries >= 2, 30_000, 'a redelivery');
-    stop.abort();
-    await run;
+    await runUntil(app, () => deliveries >= 2, 'a redelivery');
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: -1 }, 'never committed');
   });
 
@@ -212,7 +234,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
       seen.push(msg.id);
       active -= 1;
     });
-    await app.consume({ maxMessages: 2 * per, concurrency: 2 });
+    await app.consume({ maxMessages: 2 * per, concurrency: 2, idleMs: IDLE_MS });
     await app.close();
     assert.equal(maxActive, 2);
     for (const p of [0, 1]) {
@@ -245,7 +267,7 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
         if (same) sameActive -= 1;
         active -= 1;
       });
-      assert.equal(await app.consume({ maxMessages: n, concurrency: 4 }), n);
+      assert.equal(await app.consume({ maxMessages: n, concurrency: 4, idleMs: IDLE_MS }), n);
       await app.close();
       assert.ok(maxActive > 1, `${ordering}: in parallel within one partition (max ${maxActive})`);
       assert.ok(maxActive <= 4, `${ordering}: never more than the concurrency`);
@@ -261,7 +283,8 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const topic = await lab.topic('drain');
     await lab.produce(topic, Array.from({ length: 5 }, (_, i) => ({ value: envelope(`d${i}`) })));
     const transport = lab.transport({ ordering: 'none' });
-    const ids = await drainQueue(transport, topic, { max: 10, idleMs: 1500 }, async (taken) => {
+    // Stops at five; with per-partition ordering it would hold at one and end on the idle bound instead.
+    const ids = await drainQueue(transport, topic, { max: 5, idleMs: IDLE_MS }, async (taken) => {
       for (const d of taken) await d.settle({ kind: 'ack' });
       return taken.map((d) => (JSON.parse(d.body.toString()) as Envelope).meta.id);
     });

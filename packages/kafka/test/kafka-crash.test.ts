@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { Lab, kafka, uniqueQueue, until } from './support/kafka-lab.js';
 
@@ -18,6 +18,7 @@ describe('Kafka at-least-once (real broker)', { skip: kafka.skip }, () => {
     lab = new Lab(kafka.url!);
   });
   after(() => lab.close());
+  afterEach(() => lab.closeTransports());
 
   it('a consumer killed with SIGKILL before its commit: the record is delivered again to the group', async () => {
     const topic = await lab.topic('crash');
@@ -30,9 +31,12 @@ describe('Kafka at-least-once (real broker)', { skip: kafka.skip }, () => {
     ], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise((resolve) => child.on('exit', resolve));
+    let exitCode: number | null | undefined;
+    const exited = new Promise((resolve) => child.on('exit', (code) => resolve((exitCode = code))));
     try {
-      await until(() => out.includes('handling survivor'), 30_000, 'the child to start handling');
+      // A busy machine may take a while to start the child and join its group; an early exit ends the wait.
+      await until(() => out.includes('handling survivor') || exitCode !== undefined, 90_000, 'the child to start handling');
+      assert.equal(exitCode, undefined, `the child exited early (${exitCode}) before handling`);
     } finally {
       child.kill('SIGKILL');
     }
@@ -63,15 +67,18 @@ describe('Kafka at-least-once (real broker)', { skip: kafka.skip }, () => {
     const second = createApp({ transport: lab.transport({ groupId }), queue: topic, logger: silentLogger }).handle(URN, handler);
     const stop = new AbortController();
     const runs = [first.run({ signal: stop.signal, concurrency: 2 })];
-    await until(() => seen.size >= 5, 20_000, 'the first consumer to get going');
-    runs.push(second.run({ signal: stop.signal, concurrency: 2 })); // joins mid-stream: the group rebalances
-    await until(() => seen.size === ids.length, 60_000, 'every record');
-    await until(async () => {
-      const committed = await lab.committed(groupId, topic);
-      return committed[0] === 20 && committed[1] === 20;
-    }, 20_000, 'both partitions committed to their end');
-    stop.abort();
-    await Promise.all(runs);
+    try {
+      await until(() => seen.size >= 5, 30_000, 'the first consumer to get going');
+      runs.push(second.run({ signal: stop.signal, concurrency: 2 })); // joins mid-stream: the group rebalances
+      await until(() => seen.size === ids.length, 60_000, 'every record');
+      await until(async () => {
+        const committed = await lab.committed(groupId, topic);
+        return committed[0] === 20 && committed[1] === 20;
+      }, 30_000, 'both partitions committed to their end');
+    } finally {
+      stop.abort();
+      await Promise.allSettled(runs);
+    }
     assert.deepEqual(await lab.committed(groupId, topic), { 0: 20, 1: 20 });
   });
 });

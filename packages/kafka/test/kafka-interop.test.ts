@@ -3,8 +3,8 @@
 // test/interop/kafka.test.ts). kafkajs' own assigner speaks a protocol no other
 // client offers, so this only works through the binding's `range` assigner.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { pythonPeer } from '../../../test/interop/support/python-peer.js';
 import { Lab, kafka, uniqueQueue, until } from './support/kafka-lab.js';
 
@@ -17,28 +17,41 @@ describe('interop over Kafka: a consumer group shared by the Python SDK and Type
     lab = new Lab(kafka.url!);
   });
   after(() => lab.close());
+  afterEach(() => lab.closeTransports());
 
   it('both members get partitions and every record is handled exactly once between them', async () => {
     const topic = await lab.topic('mixed', 2);
     const groupId = uniqueQueue('mixed-group');
-    const n = 20;
+    const perPartition = 10;
     const seen: string[] = [];
     const app = createApp({ transport: lab.transport({ groupId }), queue: topic, logger: silentLogger })
       .handle(URN, (_d, m) => void seen.push(m.id));
     const stop = new AbortController();
     const run = app.run({ signal: stop.signal, concurrency: 2 });
-    const python = peer.run(['consume', '--url', lab.url, '--queue', topic, '--urn', URN, '--group', groupId, '--max', String(n), '--timeout', '8']);
-    await new Promise((r) => setTimeout(r, 5000)); // both members joined; the group settled on `range`
-    const producer = createApp({ transport: lab.transport(), queue: topic, logger: silentLogger });
-    const ids = new Set<string>();
-    for (let i = 0; i < n; i++) ids.add(await producer.publish(URN, { i }, { key: `k${i}` }));
-    await producer.close();
-    const pythonSaw = ((await python) as { handled: { envelope: { meta: { id: string } } }[] }).handled.map((h) => h.envelope.meta.id);
-    await until(() => seen.length + pythonSaw.length >= n, 20_000, 'every record');
-    stop.abort();
-    await run;
-    assert.ok(seen.length > 0 && pythonSaw.length > 0, `both members handled records (TypeScript ${seen.length}, Python ${pythonSaw.length})`);
-    assert.deepEqual(new Set([...seen, ...pythonSaw]), ids);
-    assert.equal(seen.length + pythonSaw.length, n, 'no record handled twice');
+    try {
+      // Python stops once it handled its partition's records (range gives each member one);
+      // its idle timeout only ends a failing run.
+      const python = peer.run(['consume', '--url', lab.url, '--queue', topic, '--urn', URN, '--group', groupId, '--max', String(perPartition), '--timeout', '30']);
+      // Publish only once both members hold a partition (the group settled on `range`), however long the Python start took.
+      const admin = await lab.admin();
+      await until(async () => {
+        const [group] = (await admin.describeGroups([groupId])).groups;
+        return group?.state === 'Stable' && group.protocol === 'range' && group.members.length === 2;
+      }, 60_000, 'a stable group of two members');
+      const ids = new Set<string>();
+      await lab.produce(topic, Array.from({ length: 2 * perPartition }, (_, i) => {
+        const env = EnvelopeCodec.make(URN, { i }, { queue: topic });
+        ids.add(env.meta.id);
+        return { value: Buffer.from(EnvelopeCodec.encode(env)), partition: i % 2 };
+      }));
+      const pythonSaw = ((await python) as { handled: { envelope: { meta: { id: string } } }[] }).handled.map((h) => h.envelope.meta.id);
+      await until(() => seen.length + pythonSaw.length >= ids.size, 30_000, 'every record');
+      assert.ok(seen.length > 0 && pythonSaw.length > 0, `both members handled records (TypeScript ${seen.length}, Python ${pythonSaw.length})`);
+      assert.deepEqual(new Set([...seen, ...pythonSaw]), ids);
+      assert.equal(seen.length + pythonSaw.length, ids.size, 'no record handled twice');
+    } finally {
+      stop.abort();
+      await run;
+    }
   });
 });

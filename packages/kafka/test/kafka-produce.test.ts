@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { createApp, envelopeProjection, silentLogger, type Envelope } from '@babelqueue/core';
 import { Lab, kafka, text } from './support/kafka-lab.js';
 
@@ -32,6 +32,7 @@ describe('Kafka produce (real broker)', { skip: kafka.skip }, () => {
     lab = new Lab(kafka.url!);
   });
   after(() => lab.close());
+  afterEach(() => lab.closeTransports());
 
   it('projects the bq- headers as UTF-8 strings, keeps the value bytes and stamps meta.created_at as the record timestamp', async () => {
     const topic = await lab.topic('produce');

@@ -1,6 +1,6 @@
 import type { Channel, Message } from 'amqplib';
 import { DeadLetterWriteError, nativeSchemaVersion, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
-import { amqpInteger, ATTEMPTS_HEADER, copyProperties, plainHeaders, SCHEMA_VERSION_HEADER } from './properties.js';
+import { ATTEMPTS_HEADER, copyProperties, plainHeaders, recordProperties, SCHEMA_VERSION_HEADER } from './properties.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
 import type { Holds } from './holds.js';
@@ -98,7 +98,7 @@ export class RabbitMqDelivery implements Delivery {
   /** Re-publish with the new attempts, confirmed, then ack the original; a failed re-publish requeues it. */
   private async retry(attempts: number, delayMs: number): Promise<void> {
     const body = withAttempts(this.message.content, attempts);
-    const properties = copyProperties(this.message.properties, { [ATTEMPTS_HEADER]: amqpInteger(attempts) });
+    const properties = recordProperties(this.message.properties, body);
     const spec = delayMs > 0 ? delayQueue(this.queue, delayMs) : { kind: 'work' as const, name: this.queue };
     try {
       await this.context.publisher.send({ spec, body, properties, confirm: true, wait: false });
@@ -114,10 +114,12 @@ export class RabbitMqDelivery implements Delivery {
    * delivery untouched and throws; the runtime then settles it `unsettled`.
    */
   private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
-    // A version-gated record is the raw body; like Pulsar's it keeps the routing
-    // properties but not the attempts and schema-version projection.
-    const drop = versionGated ? { [ATTEMPTS_HEADER]: undefined, [SCHEMA_VERSION_HEADER]: undefined } : {};
-    const properties = { ...copyProperties(this.message.properties, drop), contentType: 'application/json' };
+    // A version-gated record is the raw body, never decoded: like Pulsar's it keeps
+    // the routing properties but not the attempts and schema-version projection.
+    // Every other record is projected anew from its own bytes.
+    const properties = versionGated
+      ? { ...copyProperties(this.message.properties, { [ATTEMPTS_HEADER]: undefined, [SCHEMA_VERSION_HEADER]: undefined }), contentType: 'application/json' }
+      : recordProperties(this.message.properties, record);
     try {
       await this.context.publisher.send({ spec: { kind: 'work', name: queue }, body: record, properties, confirm: true, wait: false });
     } catch (cause) {

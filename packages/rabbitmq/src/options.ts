@@ -57,6 +57,14 @@ export interface RabbitMqTransportOptions {
    * broker-side fault does not turn into a hot redelivery loop. Default 1000 ms.
    */
   readonly requeueDelayMs?: number;
+  /**
+   * The most messages one {@link RabbitMqTransport.scan} holds at once. AMQP
+   * 0-9-1 has no peek: a scan takes messages with `basic.get` (no ack) on a
+   * channel of its own and releases them all, in place, when it ends, so every
+   * message read so far stays held until then. The scan stops at this many.
+   * Default 10000.
+   */
+  readonly scanWindow?: number;
   /** TLS options for `amqps://` (ca, cert, key, servername, rejectUnauthorized, …). */
   readonly tls?: TlsOptions;
   /** Shown as the connection's name in the RabbitMQ management UI. */
@@ -75,6 +83,7 @@ export interface ResolvedOptions {
   readonly publishWhileDisconnected: 'fail' | 'wait';
   readonly poll: Required<PollOptions>;
   readonly requeueDelayMs: number;
+  readonly scanWindow: number;
   readonly tls: TlsOptions | undefined;
   readonly connectionName: string;
   readonly logger: Logger;
@@ -100,6 +109,7 @@ export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger
     publishWhileDisconnected,
     poll: { minMs: options.poll?.minMs ?? 50, maxMs: options.poll?.maxMs ?? 1000 },
     requeueDelayMs: options.requeueDelayMs ?? 1000,
+    scanWindow: options.scanWindow ?? 10_000,
     tls: options.tls,
     connectionName: options.connectionName ?? 'babelqueue',
     logger,
@@ -119,6 +129,9 @@ export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger
   }
   if (resolved.prefetch !== undefined && (!Number.isInteger(resolved.prefetch) || resolved.prefetch < 1)) {
     throw new ConfigurationError(`prefetch must be an integer >= 1, got ${resolved.prefetch}`);
+  }
+  if (!Number.isSafeInteger(resolved.scanWindow) || resolved.scanWindow < 1) {
+    throw new ConfigurationError(`scanWindow must be an integer >= 1, got ${String(resolved.scanWindow)}`);
   }
   return resolved;
 }

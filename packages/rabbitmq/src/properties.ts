@@ -1,5 +1,5 @@
 import type { MessageProperties, Options } from 'amqplib';
-import { projectRabbitMq, type EnvelopeProjection, type HeaderValue } from '@babelqueue/core';
+import { projectRabbitMq, recordProjection, type EnvelopeProjection, type HeaderValue } from '@babelqueue/core';
 
 /** The `app_id` every BabelQueue producer stamps. */
 export const APP_ID = 'babelqueue';
@@ -32,14 +32,30 @@ export function projectProperties(
   projection: EnvelopeProjection,
   riders?: Readonly<Record<string, string>>,
 ): Options.Publish {
-  const projected = projectRabbitMq(projection, riders);
-  for (const [slot, value] of [
-    ['type (URN)', projected.type],
-    ['correlation_id (trace_id)', projected.correlationId],
-    ['message_id (meta.id)', projected.messageId],
-  ] as const) {
+  return amqpProperties(projection, riders, (slot) => {
+    throw new RangeError(`${slot} is longer than 255 bytes and cannot be carried in an AMQP short string`);
+  });
+}
+
+/** The short-string slots of the projection; AMQP caps a short string at 255 bytes. */
+const SHORT_STRINGS = [
+  ['type', 'type (URN)'],
+  ['correlationId', 'correlation_id (trace_id)'],
+  ['messageId', 'message_id (meta.id)'],
+] as const;
+
+/** The projection as amqplib publish options; `oversized` decides about a short string over 255 bytes. */
+function amqpProperties(
+  projection: EnvelopeProjection,
+  riders: Readonly<Record<string, string>> | undefined,
+  oversized: (slot: string) => void,
+): Options.Publish {
+  const projected: Options.Publish = { ...projectRabbitMq(projection, riders) };
+  for (const [key, slot] of SHORT_STRINGS) {
+    const value = projected[key];
     if (value !== undefined && Buffer.byteLength(value) > 255) {
-      throw new RangeError(`${slot} is longer than 255 bytes and cannot be carried in an AMQP short string`);
+      oversized(slot);
+      delete projected[key];
     }
   }
   const headers: Record<string, unknown> = { ...projected.headers };
@@ -49,6 +65,24 @@ export function projectProperties(
   }
   return { ...projected, headers };
 }
+
+/**
+ * The properties of a retry copy or of a failed / unknown-URN / poison
+ * dead-letter record: the delivery's properties ({@link copyProperties}) with
+ * every contract slot rebuilt from the record's own bytes through the core's
+ * projection, so `x-attempts` says the counted attempt the body says and a
+ * record that is not an envelope (a poison record) claims no envelope field.
+ * A slot the record's body cannot fit in a short string is left out: the
+ * copy must still be written.
+ */
+export function recordProperties(original: MessageProperties, record: Buffer): Options.Publish {
+  const copy = copyProperties(original, Object.fromEntries(CONTRACT_HEADERS.map((key) => [key, undefined])));
+  for (const [key] of SHORT_STRINGS) delete copy[key];
+  const projected = amqpProperties(recordProjection(record), undefined, () => undefined);
+  return { ...copy, ...projected, headers: { ...copy.headers, ...projected.headers } };
+}
+
+const CONTRACT_HEADERS = [SCHEMA_VERSION_HEADER, SOURCE_LANG_HEADER, ATTEMPTS_HEADER];
 
 /**
  * The properties of a copy of a delivered message (a retry, a dead-letter

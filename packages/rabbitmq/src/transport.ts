@@ -6,7 +6,10 @@ import {
   type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
+  type HeaderValue,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -129,6 +132,48 @@ export class RabbitMqTransport implements Transport {
     }, []);
   }
 
+  /**
+   * Reads the ready messages of `queue` from `offset` on without consuming
+   * them. AMQP 0-9-1 has no peek, so the scan opens a channel of its own and
+   * takes messages one by one with `basic.get` (no ack), yielding those at or
+   * past `offset`; when the iteration ends (or after `scanWindow` messages,
+   * default 10000) the channel is closed and RabbitMQ puts every held message
+   * back in its place. While a scan runs, the messages it read are invisible to
+   * consumers of the queue; RabbitMQ marks them redelivered, and on a quorum
+   * queue each scan raises their `x-delivery-count` (so a `delivery-limit` on
+   * a DLQ would count scans). Headers are the AMQP headers table plus the basic
+   * properties as `amqp.<name>`. An absent queue reads as empty.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    this.assertOpen();
+    const offset = options.offset ?? 0;
+    const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
+    const channel = await model.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      for (let index = 0; index < this.options.scanWindow; index++) {
+        if (options.signal?.aborted) return;
+        let message: GetMessage | false;
+        try {
+          message = await channel.get(queue, { noAck: false });
+        } catch (error) {
+          if ((error as { code?: number }).code === 404) return;
+          throw error;
+        }
+        if (message === false) return;
+        if (index >= offset) yield { body: message.content, headers: nativeMetadata(message), index };
+      }
+    } finally {
+      // Closing the channel releases every message it holds, in place.
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  /** The ready messages of `queue` (`queue.declare` passive); messages held unacknowledged are not counted. An absent queue is 0. */
+  async depth(queue: string): Promise<number> {
+    return this.withChannel(async (channel) => (await channel.checkQueue(queue)).messageCount, 0);
+  }
+
   /** Removes every ready message of `queue`; resolves with how many. An absent queue purges 0. */
   async purge(queue: string): Promise<number> {
     return this.withChannel(async (channel) => (await channel.purgeQueue(queue)).messageCount, 0);
@@ -181,4 +226,26 @@ export class RabbitMqTransport implements Transport {
       await channel.close().catch(() => undefined);
     }
   }
+}
+
+/** The AMQP headers table and the set basic properties (`amqp.message_id`, …) as plain values. */
+function nativeMetadata(message: GetMessage): Record<string, HeaderValue> {
+  const out: Record<string, HeaderValue> = {};
+  const { headers, ...properties } = message.properties as unknown as { headers?: Record<string, unknown> } & Record<string, unknown>;
+  for (const [name, value] of Object.entries(properties)) {
+    if (value !== undefined && value !== null) out[`amqp.${snake(name)}`] = plain(value);
+  }
+  for (const [name, value] of Object.entries(headers ?? {})) out[name] = plain(value);
+  return out;
+}
+
+function plain(value: unknown): HeaderValue {
+  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  if (typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value) ?? String(value);
+}
+
+function snake(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { MessageProperties } from 'amqplib';
 import { amqpInteger, projectProperties } from '@babelqueue/rabbitmq';
-import { copyProperties, plainHeaders } from '../src/properties.js';
+import { copyProperties, plainHeaders, recordProperties } from '../src/properties.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');
@@ -152,6 +152,37 @@ describe('copies of a delivered message', () => {
   it('can remove headers (a version-gated record keeps neither x-attempts nor x-schema-version)', () => {
     const copy = copyProperties(original, { 'x-attempts': undefined, 'x-schema-version': undefined });
     assert.deepEqual(Object.keys(copy.headers as object).sort(), ['traceparent', 'x-source-lang']);
+  });
+
+  const record = (over: string) =>
+    Buffer.from(`{"job":"urn:babel:orders:shipped","trace_id":"t2","data":{},"meta":{"id":"m2","queue":"orders","lang":"php","schema_version":1,"created_at":1},"attempts":3${over}}`);
+
+  it('of a retry or dead-letter record project the record itself: its counted attempts, whatever the delivery said', () => {
+    const copy = recordProperties({ ...original, priority: 4 } as MessageProperties, record(',"dead_letter":{"reason":"failed"}'));
+    assert.deepEqual(
+      { type: copy.type, correlationId: copy.correlationId, messageId: copy.messageId, appId: copy.appId, priority: copy.priority, deliveryMode: copy.deliveryMode },
+      { type: 'urn:babel:orders:shipped', correlationId: 't2', messageId: 'm2', appId: 'babelqueue', priority: 4, deliveryMode: 2 },
+    );
+    assert.deepEqual(copy.headers, {
+      'x-schema-version': { '!': 'int', value: 1 },
+      'x-source-lang': 'php',
+      'x-attempts': { '!': 'int', value: 3 },
+      traceparent: 'tp',
+    });
+  });
+
+  it('of a record that is not an envelope (a poison record) claim no envelope field; riders stay', () => {
+    const copy = recordProperties(original, Buffer.from('{"raw":"nope","dead_letter":{"reason":"poison"}}'));
+    assert.deepEqual([copy.type, copy.correlationId, copy.messageId], [undefined, undefined, undefined]);
+    assert.deepEqual(copy.headers, { traceparent: 'tp' });
+    assert.equal(copy.contentType, 'application/json');
+  });
+
+  it('of a record whose URN no short string can carry leave the slot out instead of failing the write', () => {
+    const long = Buffer.from(record('').toString().replace('urn:babel:orders:shipped', `urn:${'x'.repeat(300)}`));
+    const copy = recordProperties(original, long);
+    assert.equal(copy.type, undefined);
+    assert.equal(copy.correlationId, 't2');
   });
 });
 

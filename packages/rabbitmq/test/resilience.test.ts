@@ -7,9 +7,13 @@ import { fileURLToPath } from 'node:url';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { RabbitMqTransport, RabbitMqUnavailableError } from '@babelqueue/rabbitmq';
 import { CuttableProxy } from './support/proxy.js';
-import { captureLogger, closeConnectionsNamed, envelope, Raw, rabbit, sleep, uniqueQueue } from './support/rabbit.js';
+import { captureLogger, closeConnectionsNamed, envelope, Raw, rabbit, sleep, uniqueQueue, until } from './support/rabbit.js';
 
 const URN = 'urn:babel:orders:created';
+/** Bounds every wait for an event: only a failing run waits this long. */
+const WAIT_MS = 30_000;
+/** The client noticed the broker went away. */
+const LOST = /connection lost; reconnecting/;
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');
 
@@ -44,23 +48,25 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
         ['--conditions=source', '--import', 'tsx', join(here, 'fixtures/hanging-consumer.ts'), url, q, mode],
         { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
       );
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const until = Date.now() + 30_000;
-      while (!output.includes(`started ${projection.messageId}`)) {
-        if (Date.now() > until) throw new Error(`the child never started the handler: ${output}`);
-        await sleep(20);
-      }
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-
+      const exited = once(child, 'exit');
       const app = createApp({ transport: new RabbitMqTransport({ url, mode, logger: silentLogger }), queue: q, logger: silentLogger });
-      const seen: { id: string; attempts: number }[] = [];
-      app.handle(URN, (_data, message) => void seen.push({ id: message.id, attempts: message.attempts }));
-      await app.consume({ idleMs: 500 });
-      await app.close();
-      assert.deepEqual(seen, [{ id: projection.messageId, attempts: 1 }]);
-      assert.equal(await raw.count(q), 0);
+      try {
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        await until(() => output.includes(`started ${projection.messageId}`), 60_000, 'the child to start the handler');
+        child.kill('SIGKILL');
+        await exited;
+
+        const seen: { id: string; attempts: number }[] = [];
+        app.handle(URN, (_data, message) => void seen.push({ id: message.id, attempts: message.attempts }));
+        // RabbitMQ requeues it once it sees the child's connection gone; the bound only ends a failing run.
+        await app.consume({ maxMessages: 1, idleMs: WAIT_MS });
+        assert.deepEqual(seen, [{ id: projection.messageId, attempts: 1 }]);
+        assert.equal(await raw.count(q), 0);
+      } finally {
+        child.kill('SIGKILL');
+        await app.close();
+      }
     });
   }
 
@@ -120,31 +126,31 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
         });
         const stop = new AbortController();
         const running = app.run({ concurrency: 4, signal: stop.signal });
-        while (handled.size < 30 || held < 2) await sleep(5);
-        let skipped: string | undefined;
-        if (cut) skipped = await cut(connectionName);
-        else proxy.cut();
-        cutDone = true;
-        if (!skipped) {
-          // Release the held handlers once the client noticed the loss, so
-          // their acks meet the dead channel deterministically.
-          while (!/connection lost; reconnecting/.test(logger.text())) await sleep(5);
-        }
-        release();
-        if (skipped) {
+        try {
+          await until(() => handled.size >= 30 && held >= 2, WAIT_MS, '30 handled and 2 held');
+          let skipped: string | undefined;
+          if (cut) skipped = await cut(connectionName);
+          else proxy.cut();
+          cutDone = true;
+          if (!skipped) {
+            // Release the held handlers once the client noticed the loss, so
+            // their acks meet the dead channel deterministically.
+            await until(() => LOST.test(logger.text()), WAIT_MS, 'the client to notice the cut');
+          }
+          release();
+          if (skipped) {
+            // Under CI the lab's node is always reachable: not reaching it is a failure.
+            if (process.env.CI === 'true') assert.fail(skipped);
+            t.skip(skipped);
+            return;
+          }
+          await until(() => handled.size >= total, WAIT_MS, `all ${total} handled (${handled.size} so far)`).catch(() => undefined);
+        } finally {
+          release();
           stop.abort();
           await running;
           await proxy.down();
-          // Under CI the lab's node is always reachable: not reaching it is a failure.
-          if (process.env.CI === 'true') assert.fail(skipped);
-          t.skip(skipped);
-          return;
         }
-        const until = Date.now() + 30_000;
-        while (handled.size < total && Date.now() < until) await sleep(20);
-        stop.abort();
-        await running;
-        await proxy.down();
         assert.equal(handled.size, total, `handled ${handled.size} of ${total}`);
         assert.deepEqual([...handled].sort(), [...ids].sort());
         assert.equal(await raw.count(q), 0, 'everything acknowledged in the end');
@@ -162,23 +168,18 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
     app.handle(URN, (data) => void seen.push(Number(data.n)));
     const stop = new AbortController();
     const running = app.run({ signal: stop.signal });
-    await app.publish(URN, { n: 1 });
-    while (seen.length < 1) await sleep(5);
-    await raw.channel.deleteQueue(q);
-    while (!/cancelled the consumer/.test(logger.text())) await sleep(5);
-    const until = Date.now() + 10_000;
-    for (;;) {
-      try {
-        await app.publish(URN, { n: 2 });
-        break;
-      } catch (error) {
-        if (Date.now() > until) throw error;
-        await sleep(20);
-      }
+    try {
+      await app.publish(URN, { n: 1 });
+      await until(() => seen.length >= 1, WAIT_MS, 'the first message');
+      await raw.channel.deleteQueue(q);
+      await until(() => /cancelled the consumer/.test(logger.text()), WAIT_MS, 'the consumer to be cancelled');
+      // The publish may meet the queue before the consumer declared it again (unroutable): try again.
+      await until(() => app.publish(URN, { n: 2 }).then(() => true, () => false), WAIT_MS, 'a publish after the queue is back');
+      await until(() => seen.length >= 2, WAIT_MS, 'the second message');
+    } finally {
+      stop.abort();
+      await running;
     }
-    while (seen.length < 2 && Date.now() < until) await sleep(5);
-    stop.abort();
-    await running;
     assert.deepEqual(seen, [1, 2]);
   });
 
@@ -194,55 +195,51 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
 
     it("publishWhileDisconnected 'fail': rejects clearly while the broker is away, works again after the reconnect", async () => {
       const q = queue('bq-rmq-outage-fail');
-      const transport = new RabbitMqTransport({ url: proxy.url(url), reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, logger: silentLogger });
+      const logger = captureLogger();
+      const transport = new RabbitMqTransport({ url: proxy.url(url), reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, logger });
       try {
         const { body, projection } = envelope(URN, {}, q);
         await transport.publish({ body, queue: q, projection });
         await proxy.down();
-        await sleep(50);
+        await until(() => LOST.test(logger.text()), WAIT_MS, 'the client to notice the outage');
         await assert.rejects(transport.publish({ body, queue: q, projection }), (error: unknown) => {
           assert.ok(error instanceof RabbitMqUnavailableError, String(error));
           return true;
         });
         await proxy.start();
-        const until = Date.now() + 10_000;
-        for (;;) {
-          try {
-            await transport.publish({ body, queue: q, projection });
-            break;
-          } catch (error) {
-            if (Date.now() > until) throw error;
-            await sleep(50);
-          }
-        }
+        await until(() => transport.publish({ body, queue: q, projection }).then(() => true, () => false), WAIT_MS, 'a publish after the reconnect');
         assert.equal(await raw.count(q), 2, 'exactly the two confirmed publishes');
       } finally {
         await transport.close();
+        if (!proxy.up) await proxy.start();
       }
     });
 
     it("publishWhileDisconnected 'wait': the publish waits for the reconnect and lands", async () => {
       const q = queue('bq-rmq-outage-wait');
+      const logger = captureLogger();
       const transport = new RabbitMqTransport({
         url: proxy.url(url),
         publishWhileDisconnected: 'wait',
         reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
-        logger: silentLogger,
+        logger,
       });
       try {
         const { body, projection } = envelope(URN, {}, q);
         await transport.publish({ body, queue: q, projection });
         await proxy.down();
-        await sleep(50);
+        await until(() => LOST.test(logger.text()), WAIT_MS, 'the client to notice the outage');
         let settled = false;
         const pending = transport.publish({ body, queue: q, projection }).finally(() => (settled = true));
-        await sleep(400);
+        // The broker stays away meanwhile, so a correct publish cannot settle: no race.
+        await until(() => /cannot connect to RabbitMQ; retrying/.test(logger.text()), WAIT_MS, 'a failed reconnect');
         assert.equal(settled, false, 'still waiting while the broker is away');
         await proxy.start();
         await pending;
         assert.equal(await raw.count(q), 2);
       } finally {
         await transport.close();
+        if (!proxy.up) await proxy.start();
       }
     });
 
@@ -268,7 +265,7 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
             confirmed += 1;
           }
         });
-        while (confirmed < 300) await sleep(1);
+        await until(() => confirmed >= 300, WAIT_MS, '300 confirmed publishes', 1);
         proxy.cut();
         await Promise.all(publishers);
         const delivered = new Set((await raw.drain(q)).map((m) => String(m.properties.messageId)));
@@ -281,16 +278,21 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
 
     it('a waiting publish is rejected, not dropped silently, when the transport closes', async () => {
       const q = queue('bq-rmq-outage-close');
-      const transport = new RabbitMqTransport({ url: proxy.url(url), publishWhileDisconnected: 'wait', logger: silentLogger });
-      const { body, projection } = envelope(URN, {}, q);
-      await transport.publish({ body, queue: q, projection });
-      await proxy.down();
-      await sleep(50);
-      const pending = transport.publish({ body, queue: q, projection });
-      await sleep(100);
-      await transport.close();
-      await assert.rejects(pending, /closed/);
-      await proxy.start();
+      const logger = captureLogger();
+      const transport = new RabbitMqTransport({ url: proxy.url(url), publishWhileDisconnected: 'wait', logger });
+      try {
+        const { body, projection } = envelope(URN, {}, q);
+        await transport.publish({ body, queue: q, projection });
+        await proxy.down();
+        await until(() => LOST.test(logger.text()), WAIT_MS, 'the client to notice the outage');
+        const pending = transport.publish({ body, queue: q, projection });
+        pending.catch(() => undefined);
+        await transport.close();
+        await assert.rejects(pending, /closed/);
+      } finally {
+        await transport.close();
+        if (!proxy.up) await proxy.start();
+      }
     });
   });
 });

@@ -30,7 +30,7 @@ describe('RabbitMQ over TLS (amqps://) and from a URL', { skip: rabbit.skip }, (
       'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
       '-addext', 'subjectAltName=DNS:localhost',
       '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    ], { stdio: 'ignore', timeout: 60_000 });
     cert = readFileSync(join(dir, 'cert.pem'));
     terminator = createServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (client) => {
       const upstream = netConnect(Number(broker.port || 5672), broker.hostname);
@@ -56,12 +56,15 @@ describe('RabbitMQ over TLS (amqps://) and from a URL', { skip: rabbit.skip }, (
     const queue = uniqueQueue('bq-rmq-tls');
     created.push(queue);
     const app = createApp({ transport: new RabbitMqTransport({ url: amqpsUrl(), tls: { ca: cert }, logger: silentLogger }), queue, logger: silentLogger });
-    const seen: unknown[] = [];
-    app.handle(URN, (data) => void seen.push(data));
-    await app.publish(URN, { order_id: 5 });
-    assert.equal(await app.consume({ idleMs: 300 }), 1);
-    await app.close();
-    assert.deepEqual(seen, [{ order_id: 5 }]);
+    try {
+      const seen: unknown[] = [];
+      app.handle(URN, (data) => void seen.push(data));
+      await app.publish(URN, { order_id: 5 });
+      assert.equal(await app.consume({ maxMessages: 1, idleMs: 30_000 }), 1);
+      assert.deepEqual(seen, [{ order_id: 5 }]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('refuses a certificate it cannot verify, with a clear error and no credentials', async () => {
@@ -85,12 +88,15 @@ describe('RabbitMQ over TLS (amqps://) and from a URL', { skip: rabbit.skip }, (
 
   it('is what the core registry builds for amqp:// and amqps:// URLs', async () => {
     const fromCore = await coreTransportFromUrl(url);
-    assert.ok(fromCore instanceof RabbitMqTransport, "fromCore instanceof RabbitMqTransport");
-    assert.equal(fromCore.rules.name, 'rabbitmq');
-    await fromCore.close();
     const tls = transportFromUrl(new URL(amqpsUrl()), { tls: { ca: cert } });
-    assert.ok(tls instanceof RabbitMqTransport, "tls instanceof RabbitMqTransport");
-    await tls.close();
+    try {
+      assert.ok(fromCore instanceof RabbitMqTransport, 'fromCore instanceof RabbitMqTransport');
+      assert.equal(fromCore.rules.name, 'rabbitmq');
+      assert.ok(tls instanceof RabbitMqTransport, 'tls instanceof RabbitMqTransport');
+    } finally {
+      await fromCore.close();
+      await tls.close();
+    }
   });
 
   it('refuses a URL that is not amqp:// or amqps://, without echoing its password', () => {

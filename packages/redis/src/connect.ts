@@ -5,6 +5,9 @@ import { RedisConfigError, type RedisClient } from './options.js';
 /** The URL used when neither `url` nor `redis` is given. */
 export const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
+/** How long a cluster client waits for a CLUSTER SLOTS answer before it tries another node. */
+const CLUSTER_SLOTS_TIMEOUT_MS = 10_000;
+
 /**
  * Opens a connection from a `redis://` or `rediss://` URL. No auto-pipelining:
  * it delays every command by a turn of the event loop, and the consume path
@@ -23,6 +26,9 @@ export function connect(url: string, cluster: boolean, logger: Logger): RedisCli
   if (!cluster) return logErrors(new Redis(url), logger);
   const tls = parsed.protocol === 'rediss:' ? {} : undefined;
   return logErrors(new Cluster([{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], {
+    // ioredis gives CLUSTER SLOTS 1 s by default: a healthy cluster on a busy host can take
+    // longer, and the client then reports no startup node available and never connects.
+    slotsRefreshTimeout: CLUSTER_SLOTS_TIMEOUT_MS,
     redisOptions: {
       ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
       ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),

@@ -8,6 +8,8 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -140,6 +142,30 @@ export class RedisTransport implements Transport {
    */
   purge(queue: string): Promise<number> {
     return this.impl.purge(queue);
+  }
+
+  /**
+   * Reads `queue`'s ready list from `offset` on in `LRANGE` windows of 500,
+   * left in place (the DLQ console). Legacy: a `__bq_frame` is unwrapped (its
+   * headers become the record's headers). Zset: bare envelopes, no headers.
+   * Delayed and reserved messages are not waiting, so not scanned.
+   */
+  scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    return this.impl.scan(queue, options);
+  }
+
+  /** `LLEN` of `queue`'s ready list. */
+  depth(queue: string): Promise<number> {
+    return this.impl.depth(queue);
+  }
+
+  /**
+   * Removes one ready value of `queue` holding `body` with `LREM key 1 value`
+   * (atomic; false when a consumer took it first). On the legacy layout a framed
+   * value is matched by its inner envelope.
+   */
+  remove(queue: string, body: Buffer): Promise<boolean> {
+    return this.impl.remove(queue, body);
   }
 
   /**

@@ -1,7 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Redis } from 'ioredis';
-import { broker, envelopeBody, inspector, take, transport, uniqueQueue } from './support/redis.js';
+import { broker, closeTransports, envelopeBody, inspector, take, transport, uniqueQueue } from './support/redis.js';
 
 const b = broker('redis');
 const URN = 'urn:babel:orders:created';
@@ -15,6 +15,7 @@ describe('redis browse and purge (dlq list|show|purge)', { skip: b.skip }, () =>
   after(async () => {
     await redis.quit();
   });
+  afterEach(closeTransports);
 
   it('legacy: browse reads LRANGE 0 max-1 of <queue> in place, a __bq_frame unwrapped to its inner body', async () => {
     const q = uniqueQueue('l-browse');

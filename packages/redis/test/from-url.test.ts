@@ -1,20 +1,22 @@
-import { describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { transportFromUrl as coreTransportFromUrl } from '@babelqueue/core';
 import { RedisConfigError, RedisTransport, redisTransportFromUrl, transportFromUrl } from '../src/index.js';
-import { broker, captureLogger, envelopeBody, take, uniqueQueue, withScores } from './support/redis.js';
+import { broker, captureLogger, closeTransports, envelopeBody, take, track, uniqueQueue, withScores } from './support/redis.js';
 
 const b = broker('redis');
 
 describe('redis transport from a URL', { skip: b.skip }, () => {
+  afterEach(closeTransports);
+
   it('reads the options from the query and leaves the rest to the connection', async () => {
-    const t = redisTransportFromUrl(`${b.url!}/0?layout=zset&retryAfter=null&prefix=app_&migrationBatchSize=50&blockTimeoutS=0.5`, { logger: captureLogger() });
+    const t = track(redisTransportFromUrl(`${b.url!}/0?layout=zset&retryAfter=null&prefix=app_&migrationBatchSize=50&blockTimeoutS=0.5`, { logger: captureLogger() }));
     assert.equal(t.layout, 'zset');
     assert.equal(t.rules.name, 'redis-zset');
     const q = uniqueQueue('url');
     await t.publishRaw(q, Buffer.from('{"attempts":0}'));
-    const plain = new Redis(b.url!);
+    const plain = track(new Redis(b.url!));
     assert.equal(await plain.llen(`app_queues:${q}`), 1, 'prefix applied');
     await take(t, q);
     assert.equal((await withScores(plain, `app_queues:${q}:reserved`))[0]![1], 'inf', 'retryAfter=null');
@@ -29,14 +31,15 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
 
   it("is what the core's URL registry builds for redis:// (legacy by default)", async () => {
     const t = await coreTransportFromUrl(b.url!);
-    assert.ok(t instanceof RedisTransport, "t instanceof RedisTransport");
+    assert.ok(t instanceof RedisTransport, 't instanceof RedisTransport');
+    track(t);
     assert.equal(t.rules.name, 'redis-legacy');
     await t.close();
   });
 
   it('transportFromUrl takes the URL as a string (what the registry passes) or as a URL', async () => {
-    const fromString = transportFromUrl(`${b.url!}?layout=zset`);
-    const fromUrl = transportFromUrl(new URL(`${b.url!}?layout=zset`));
+    const fromString = track(transportFromUrl(`${b.url!}?layout=zset`));
+    const fromUrl = track(transportFromUrl(new URL(`${b.url!}?layout=zset`)));
     for (const t of [fromString, fromUrl]) {
       assert.ok(t instanceof RedisTransport, "t instanceof RedisTransport");
       assert.equal(t.layout, 'zset');
@@ -52,8 +55,8 @@ describe('redis transport from a URL', { skip: b.skip }, () => {
   });
 
   it('close() leaves a client passed as redis open, and is idempotent', async () => {
-    const client = new Redis(b.url!);
-    const t = new RedisTransport({ redis: client, logger: captureLogger() });
+    const client = track(new Redis(b.url!));
+    const t = track(new RedisTransport({ redis: client, logger: captureLogger() }));
     const q = uniqueQueue('own');
     await t.publish({ body: envelopeBody('urn:babel:a:b'), queue: q, projection: {} as never });
     await t.close();

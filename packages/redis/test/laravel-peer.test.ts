@@ -5,13 +5,13 @@ import { join } from 'node:path';
 import { createApp, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
 import { RedisTransport, type RedisTransportOptions } from '../src/index.js';
-import { broker, captureLogger, envelopeBody, inspector, sleep, uniqueQueue } from './support/redis.js';
+import { broker, captureLogger, dueNow, envelopeBody, inspector, now, uniqueQueue, until, withScores } from './support/redis.js';
 
 // Laravel's own RedisQueue is the reference of the zset layout. The peer needs
 // php-cli, php-redis and Debian's php-illuminate-queue / php-illuminate-redis.
 const b = broker('redis');
 const peer = join(import.meta.dirname, 'peers', 'laravel-queue.php');
-const php = spawnSync('php', ['-r', 'require "Illuminate/Queue/autoload.php"; require "Illuminate/Redis/autoload.php"; exit(extension_loaded("redis") ? 0 : 1);']);
+const php = spawnSync('php', ['-r', 'require "Illuminate/Queue/autoload.php"; require "Illuminate/Redis/autoload.php"; exit(extension_loaded("redis") ? 0 : 1);'], { timeout: 60_000 });
 const phpSkip = php.status === 0
   ? false
   : 'SKIPPED (no Laravel peer): run scripts/peers (apt-get install php-cli php-redis php-illuminate-queue php-illuminate-redis)';
@@ -20,6 +20,10 @@ if (phpSkip && process.env.CI === 'true') throw new Error(`the Laravel peer suit
 if (phpSkip) process.stderr.write(`\n*** ${phpSkip} ***\n\n`);
 
 const URN = 'urn:babel:orders:created';
+/** Bounds one run of the PHP peer: a hung peer fails its test instead of blocking the file. */
+const PEER_TIMEOUT_MS = 60_000;
+/** Long enough that no process start or round trip can reach it; the tests move the score instead of waiting. */
+const FAR_DELAY_S = 600;
 
 interface Popped {
   job: Buffer;
@@ -28,7 +32,7 @@ interface Popped {
 }
 
 function laravel(args: Record<string, unknown>): { job: string | null; reserved?: string; attempts?: number } {
-  const out = execFileSync('php', [peer, JSON.stringify({ url: b.url, ...args })], { encoding: 'utf8' });
+  const out = execFileSync('php', [peer, JSON.stringify({ url: b.url, ...args })], { encoding: 'utf8', timeout: PEER_TIMEOUT_MS });
   return JSON.parse(out) as { job: string | null; reserved?: string; attempts?: number };
 }
 
@@ -36,6 +40,13 @@ function laravelPop(queue: string, then: 'delete' | 'release' | 'keep', extra: R
   const r = laravel({ action: 'pop', queue, then, ...extra });
   if (r.job === null) return null;
   return { job: Buffer.from(r.job, 'base64'), reserved: Buffer.from(r.reserved!, 'base64'), attempts: r.attempts! };
+}
+
+/** Pops until Laravel hands a job over (it may be on :delayed or :reserved until its score is due), or fails after the deadline. */
+async function laravelPopWhenDue(queue: string, then: 'delete' | 'release' | 'keep', extra: Record<string, unknown> = {}): Promise<Popped> {
+  let popped: Popped | null = null;
+  await until(() => (popped = laravelPop(queue, then, extra)) !== null, 20_000, `Laravel to pop from ${queue}`, 100);
+  return popped!;
 }
 
 function laravelPush(queue: string, payload: Buffer, extra: Record<string, unknown> = {}) {
@@ -63,14 +74,17 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
   it('Laravel pops what the App published, byte for byte, attempts 1, and its delete empties :reserved', async () => {
     const q = uniqueQueue('lv-pop');
     const a = app(q);
-    await a.publish(URN, { order_id: 1042, note: 'café ☕ / <b>' });
-    const published = (await redis.lrangeBuffer(`queues:${q}`, 0, -1))[0]!;
-    const popped = laravelPop(q, 'delete');
-    assert.ok(popped, "popped");
-    assert.deepEqual(popped.job, published);
-    assert.equal(popped.attempts, 1);
-    await clean(q);
-    await a.close();
+    try {
+      await a.publish(URN, { order_id: 1042, note: 'café ☕ / <b>' });
+      const published = (await redis.lrangeBuffer(`queues:${q}`, 0, -1))[0]!;
+      const popped = laravelPop(q, 'delete');
+      assert.ok(popped, 'Laravel popped it');
+      assert.deepEqual(popped.job, published);
+      assert.equal(popped.attempts, 1);
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 
   it('the App consumes what Laravel pushed; the handler sees attempts 1', async () => {
@@ -78,35 +92,52 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
     const body = envelopeBody(URN, { order_id: 7 }, 0, q);
     laravelPush(q, body);
     const a = app(q);
-    const seen: { data: unknown; attempts: number; body: Buffer }[] = [];
-    a.handle(URN, (data, m) => void seen.push({ data, attempts: m.attempts, body: m.body }));
-    assert.equal(await a.consume({ maxMessages: 1 }), 1);
-    assert.deepEqual(seen, [{ data: { order_id: 7 }, attempts: 1, body }]);
-    await clean(q);
-    await a.close();
+    try {
+      const seen: { data: unknown; attempts: number; body: Buffer }[] = [];
+      a.handle(URN, (data, m) => void seen.push({ data, attempts: m.attempts, body: m.body }));
+      assert.equal(await a.consume({ maxMessages: 1 }), 1);
+      assert.deepEqual(seen, [{ data: { order_id: 7 }, attempts: 1, body }]);
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 
   it('a delayed publish of the App is migrated and popped by Laravel once due', async () => {
     const q = uniqueQueue('lv-later');
     const a = app(q);
-    await a.publish(URN, { n: 1 }, { delayMs: 1000 });
-    assert.equal(laravelPop(q, 'delete'), null, 'not due yet');
-    await sleep(2100);
-    assert.equal(laravelPop(q, 'delete')?.attempts, 1);
-    await clean(q);
-    await a.close();
+    try {
+      const before = now();
+      await a.publish(URN, { n: 1 }, { delayMs: FAR_DELAY_S * 1000 });
+      const after = now();
+      const [[member, score]] = (await withScores(redis, `queues:${q}:delayed`)) as [[Buffer, string]];
+      assert.ok(Number(score) >= before + FAR_DELAY_S && Number(score) <= after + FAR_DELAY_S, `due at floor(now) + ${FAR_DELAY_S}, got ${score}`);
+      assert.equal(laravelPop(q, 'delete'), null, 'not due yet: Laravel leaves it on :delayed');
+      assert.equal(await redis.zcard(`queues:${q}:delayed`), 1);
+      await dueNow(redis, `queues:${q}:delayed`);
+      const popped = laravelPop(q, 'delete');
+      assert.equal(popped?.attempts, 1, 'due: Laravel migrates it and pops it');
+      assert.deepEqual(popped.job, member, 'the bytes the App wrote');
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 
   it("Laravel's delayed push reaches a blocked App consumer", async () => {
     const q = uniqueQueue('lv-laterraw');
     laravel({ action: 'later', queue: q, delay: 1, payload: envelopeBody(URN, {}, 0, q).toString('base64') });
     const a = app(q);
-    let got = 0;
-    a.handle(URN, () => void got++);
-    await a.consume({ maxMessages: 1, idleMs: 4000 });
-    assert.equal(got, 1);
-    await clean(q);
-    await a.close();
+    try {
+      let got = 0;
+      a.handle(URN, () => void got++);
+      // Returns with the message; the idle bound only ends a failing run.
+      await a.consume({ maxMessages: 1, idleMs: 30_000 });
+      assert.equal(got, 1);
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 
   it("Laravel's release (its cjson member into :delayed) is consumed by the App with attempts 2", async () => {
@@ -115,31 +146,35 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
     const popped = laravelPop(q, 'release', { delay: 0 });
     assert.equal(popped?.attempts, 1);
     const a = app(q);
-    const seen: number[] = [];
-    a.handle(URN, (_d, m) => void seen.push(m.attempts));
-    await a.consume({ maxMessages: 1, idleMs: 3000 });
-    assert.deepEqual(seen, [2]);
-    await clean(q);
-    await a.close();
+    try {
+      const seen: number[] = [];
+      a.handle(URN, (_d, m) => void seen.push(m.attempts));
+      await a.consume({ maxMessages: 1, idleMs: 30_000 });
+      assert.deepEqual(seen, [2]);
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 
   it("the App's retry is picked up by Laravel with attempts 2 and the App's bytes (attempts set)", async () => {
     const q = uniqueQueue('lv-retry');
     const a = app(q);
-    a.handle(URN, () => {
-      throw new Error('once');
-    });
-    await a.publish(URN, { order_id: 1 });
-    const original = (await redis.lrangeBuffer(`queues:${q}`, 0, -1))[0]!;
-    await a.consume({ maxMessages: 1 });
-    assert.equal(await redis.zcard(`queues:${q}:delayed`), 1);
-    await sleep(1100);
-    const popped = laravelPop(q, 'delete');
-    assert.ok(popped, "popped");
-    assert.equal(popped.attempts, 2);
-    assert.deepEqual(popped.job, withAttempts(original, 1));
-    await clean(q);
-    await a.close();
+    try {
+      a.handle(URN, () => {
+        throw new Error('once');
+      });
+      await a.publish(URN, { order_id: 1 });
+      const original = (await redis.lrangeBuffer(`queues:${q}`, 0, -1))[0]!;
+      await a.consume({ maxMessages: 1 });
+      assert.equal(await redis.zcard(`queues:${q}:delayed`), 1);
+      const popped = await laravelPopWhenDue(q, 'delete');
+      assert.equal(popped.attempts, 2);
+      assert.deepEqual(popped.job, withAttempts(original, 1));
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 
   it('a Laravel connection prefix and the prefix option address the same keys', async () => {
@@ -148,31 +183,38 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
     laravelPush(q, envelopeBody(URN, {}, 0, q), { prefix });
     assert.equal(await redis.llen(`${prefix}queues:${q}`), 1);
     const a = app(q, { prefix });
-    let got = 0;
-    a.handle(URN, () => void got++);
-    await a.consume({ maxMessages: 1 });
-    await a.publish(URN, {});
-    assert.equal(laravelPop(q, 'delete', { prefix })?.attempts, 1);
-    assert.equal(got, 1);
-    await clean(q, prefix);
-    await a.close();
+    try {
+      let got = 0;
+      a.handle(URN, () => void got++);
+      await a.consume({ maxMessages: 1 });
+      await a.publish(URN, {});
+      assert.equal(laravelPop(q, 'delete', { prefix })?.attempts, 1);
+      assert.equal(got, 1);
+      await clean(q, prefix);
+    } finally {
+      await a.close();
+    }
   });
 
   it('a reservation the App abandoned is recovered by Laravel with attempts + 1, and the reverse', async () => {
     const q = uniqueQueue('lv-recover');
-    const t = new RedisTransport({ url: b.url!, layout: 'zset', retryAfter: 1, logger: captureLogger() });
-    await t.publish({ body: envelopeBody(URN, {}, 0, q), queue: q, projection: {} as never });
-    await t.consume(q, async () => {}, { concurrency: 1, signal: new AbortController().signal, maxMessages: 1 });
-    await sleep(2100);
-    const popped = laravelPop(q, 'keep', { retryAfter: 1 });
-    assert.equal(popped?.attempts, 2, 'recovered by Laravel: its job now carries attempts 1');
-    await sleep(2100);
+    const t = new RedisTransport({ url: b.url!, layout: 'zset', retryAfter: FAR_DELAY_S, logger: captureLogger() });
     const a = createApp({ transport: t, queue: q, logger: captureLogger() });
-    const seen: number[] = [];
-    a.handle(URN, (_d, m) => void seen.push(m.attempts));
-    await a.consume({ maxMessages: 1 });
-    assert.deepEqual(seen, [3], 'recovered by the App from Laravel\'s reservation: attempts + 1 again');
-    await clean(q);
-    await a.close();
+    try {
+      await t.publish({ body: envelopeBody(URN, {}, 0, q), queue: q, projection: {} as never });
+      await t.consume(q, async () => {}, { concurrency: 1, signal: new AbortController().signal, maxMessages: 1 });
+      assert.equal(laravelPop(q, 'keep', { retryAfter: FAR_DELAY_S }), null, 'reserved by the App and not expired: nothing to pop');
+      await dueNow(redis, `queues:${q}:reserved`);
+      const popped = laravelPop(q, 'keep', { retryAfter: FAR_DELAY_S });
+      assert.equal(popped?.attempts, 2, 'recovered by Laravel: its job now carries attempts 1');
+      await dueNow(redis, `queues:${q}:reserved`);
+      const seen: number[] = [];
+      a.handle(URN, (_d, m) => void seen.push(m.attempts));
+      await a.consume({ maxMessages: 1 });
+      assert.deepEqual(seen, [3], 'recovered by the App from Laravel\'s reservation: attempts + 1 again');
+      await clean(q);
+    } finally {
+      await a.close();
+    }
   });
 });

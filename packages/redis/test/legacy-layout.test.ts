@@ -1,9 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeadLetterWriteError, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
 import { DelayedPublishUnsupportedError, legacyCleanup } from '../src/index.js';
-import { broker, envelopeBody, inspector, now, sleep, take, transport, uniqueQueue, withScores, zadd } from './support/redis.js';
+import { broker, closeTransports, dueNow, envelopeBody, inspector, now, take, transport, uniqueQueue, withScores, zadd } from './support/redis.js';
 
 const b = broker('redis');
 const URN = 'urn:babel:orders:created';
@@ -18,6 +18,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
   after(async () => {
     await redis.quit();
   });
+  afterEach(closeTransports);
 
   it('publish RPUSHes the bare envelope to <name>, byte-for-byte', async () => {
     const q = uniqueQueue('l-pub');
@@ -122,7 +123,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const body = envelopeBody(URN);
     await t.publish({ body, queue: q, projection: {} as never });
     await take(t, q);
-    await sleep(2100);
+    await dueNow(redis, `${q}:processing:deadlines`); // retry_after has passed
     const [again] = await take(t, q, async (d) => d.settle({ kind: 'ack' }));
     assert.deepEqual(again!.body, body);
     assert.equal(await redis.exists(q, `${q}:processing`, `${q}:processing:deadlines`), 0);
@@ -136,7 +137,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const other = envelopeBody(URN);
     await redis.rpush(q, body, other);
     const [d] = await take(t, q);
-    await d!.settle({ kind: 'retry', delayMs: 60_000, attempts: 1 });
+    await d!.settle({ kind: 'retry', delayMs: 60_000, attempts: 1, rule: 'retry' });
     assert.deepEqual(await redis.lrangeBuffer(q, 0, -1), [other, withAttempts(body, 1)]);
     assert.equal(await redis.llen(`${q}:processing`), 0);
     assert.equal(await redis.zcard(`${q}:processing:deadlines`), 0);
@@ -149,7 +150,7 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const body = envelopeBody(URN);
     await t.publish({ body, queue: q, projection: {} as never, headers: { traceparent: TP } });
     const [d] = await take(t, q);
-    await d!.settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    await d!.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
     const [again] = await take(t, q, async (d) => d.settle({ kind: 'ack' }));
     assert.deepEqual(again!.body, withAttempts(body, 1));
     assert.deepEqual(again!.headers, { traceparent: TP });
@@ -190,13 +191,13 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const bodies = [envelopeBody(URN, { i: 1 }), envelopeBody(URN, { i: 2 }), envelopeBody(URN, { i: 3 })];
     await redis.rpush(q, ...bodies);
     const held = await take(t, q, undefined, { max: 3, concurrency: 3 });
-    await sleep(2100);
+    await dueNow(redis, `${q}:processing:deadlines`); // retry_after has passed
     // Another consumer's sweep takes them back and reserves them again.
     const { t: other } = transport(b.url!, { retryAfter: 60 });
     assert.equal((await take(other, q, undefined, { max: 3, concurrency: 3 })).length, 3);
     const processing = await redis.lrangeBuffer(`${q}:processing`, 0, -1);
     await held[0]!.settle({ kind: 'ack' });
-    await held[1]!.settle({ kind: 'retry', delayMs: 0, attempts: 1 });
+    await held[1]!.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
     await held[2]!.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record: Buffer.from('{}'), reason: 'failed' });
     assert.deepEqual(await redis.lrangeBuffer(`${q}:processing`, 0, -1), processing, "the other consumer's items stay");
     assert.equal(await redis.zcard(`${q}:processing:deadlines`), 3);

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { broker } from './support/redis.js';
+import { broker, uniqueQueue } from './support/redis.js';
 
 const b = broker('redis');
 const pkg = join(import.meta.dirname, '..');
@@ -12,25 +12,27 @@ const pkg = join(import.meta.dirname, '..');
 describe('README', { skip: b.skip }, () => {
   it('the example runs and prints what it says', async () => {
     const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
-    const code = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)![1]!;
-    // Its own database, so the example's fixed queue name meets no other test.
-    const url = new URL(b.url!);
-    url.pathname = '/15';
-    const redis = new Redis(url.href);
-    await redis.flushdb();
+    const example = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+    // A queue of its own: several runs (other worktrees) share this Redis at once.
+    const queue = uniqueQueue('readme');
+    const code = example.replace("queue: 'orders'", `queue: '${queue}'`);
+    assert.notEqual(code, example, "the example names its queue as queue: 'orders'");
+    const redis = new Redis(b.url!);
     const dir = mkdtempSync(join(pkg, 'test', '.readme-'));
     try {
       const file = join(dir, 'example.ts');
       writeFileSync(file, code);
       const out = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
         encoding: 'utf8',
-        env: { ...process.env, REDIS_URL: url.href, BABELQUEUE_LOG_LEVEL: 'silent' },
+        env: { ...process.env, REDIS_URL: b.url!, BABELQUEUE_LOG_LEVEL: 'silent' },
+        timeout: 120_000,
       });
       assert.deepEqual(out.trim().split('\n'), ['order 1042 attempt 1', 'order 1043 attempt 1']);
-      assert.deepEqual(await redis.keys('*'), [], 'nothing left behind');
+      assert.deepEqual(await redis.keys(`*${queue}*`), [], 'nothing left behind');
     } finally {
       rmSync(dir, { recursive: true, force: true });
-      await redis.flushdb();
+      const left = await redis.keys(`*${queue}*`);
+      if (left.length > 0) await redis.del(...left);
       await redis.quit();
     }
   });

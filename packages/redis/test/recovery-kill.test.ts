@@ -10,16 +10,26 @@ const b = broker('redis');
 const URN = 'urn:babel:orders:created';
 const child = join(import.meta.dirname, 'fixtures', 'stuck-consumer.ts');
 
-/** Starts the stuck consumer and resolves once its handler runs. */
+/** How long the child may take to start and reach its handler on a busy machine. */
+const START_TIMEOUT_MS = 60_000;
+
+/** Starts the stuck consumer and resolves once its handler runs (or fails after the deadline). */
 function startStuckConsumer(layout: string, queue: string) {
   const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', child, b.url!, layout, queue, URN], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const inHandler = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`stuck consumer did not reach its handler in ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
     proc.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('in-handler')) resolve();
+      if (chunk.toString().includes('in-handler')) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
-    proc.on('exit', (code) => reject(new Error(`stuck consumer exited early (${code})`)));
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`stuck consumer exited early (${code})`));
+    });
   });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
   return { proc, inHandler, exited };
@@ -33,21 +43,25 @@ for (const [layout, expectedAttempts] of [['legacy', 1], ['zset', 2]] as const) 
       const logger = captureLogger();
       const transport = new RedisTransport({ url: b.url!, layout, retryAfter: 1, logger });
       const app = createApp({ transport, queue: q, logger });
-      const id = await app.publish(URN, { order_id: 7 });
-
       const stuck = startStuckConsumer(layout, q);
-      await stuck.inHandler;
-      stuck.proc.kill('SIGKILL');
-      assert.equal(await stuck.exited, 'SIGKILL');
+      try {
+        const id = await app.publish(URN, { order_id: 7 });
+        await stuck.inHandler;
+        stuck.proc.kill('SIGKILL');
+        assert.equal(await stuck.exited, 'SIGKILL');
 
-      const got: { id: string; attempts: number }[] = [];
-      app.handle(URN, (_d, m) => void got.push({ id: m.id, attempts: m.attempts }));
-      await app.consume({ maxMessages: 1, idleMs: 5000 });
-      assert.deepEqual(got, [{ id, attempts: expectedAttempts }]);
-      const left = layout === 'zset' ? [`queues:${q}`, `queues:${q}:reserved`] : [q, `${q}:processing`, `${q}:processing:deadlines`];
-      assert.equal(await redis.exists(...left), 0);
-      await app.close();
-      await redis.quit();
+        const got: { id: string; attempts: number }[] = [];
+        app.handle(URN, (_d, m) => void got.push({ id: m.id, attempts: m.attempts }));
+        // Returns with the recovered message (retry_after 1 s); the bound only ends a failing run.
+        await app.consume({ maxMessages: 1, idleMs: 30_000 });
+        assert.deepEqual(got, [{ id, attempts: expectedAttempts }]);
+        const left = layout === 'zset' ? [`queues:${q}`, `queues:${q}:reserved`] : [q, `${q}:processing`, `${q}:processing:deadlines`];
+        assert.equal(await redis.exists(...left), 0);
+      } finally {
+        stuck.proc.kill('SIGKILL');
+        await app.close();
+        await redis.quit();
+      }
     });
   });
 }

@@ -13,12 +13,25 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
                     [--fail N] [--max-attempts N] [--dead-letter] [--on-unknown-urn STRATEGY]
                     [--group KAFKA_GROUP] [--retry-tiers-ms MS,...]
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
+    peer.py otel-publish --url URL --queue Q --urn URN --data JSON
+                                           (babelqueue.otel.publish under an in-memory OTel SDK;
+                                           prints the id, body, headers sent and the finished spans)
+    peer.py otel-consume --url URL --queue Q --urn URN [--max N] [--timeout S] [--group G]
+                                           (handler wrapped by babelqueue.otel.wrap_handler; prints spans)
+    peer.py gdpr protect|unprotect         (request on stdin: {"key": base64, "schema", "data"};
+                                           babelqueue.gdpr with the reference AES-GCM cipher)
 
 The URL scheme picks the SDK's transport: redis:// (RedisTransport, the SDK's
 default legacy layout), amqp:// (PikaTransport), kafka:// (KafkaTransport;
 consume --group names its consumer group, default "babelqueue"), pulsar://
-(PulsarTransport over the binary protocol, subscription "babelqueue", Shared) or
-artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton).
+(PulsarTransport over the binary protocol, subscription "babelqueue", Shared),
+artemis://user:pass@host:port (ArtemisTransport, python-qpid-proton) or
+sqs://REGION?endpoint=... (SqsTransport; credentials from the AWS environment
+variables, queues created beforehand). A Service Bus connection string
+(Endpoint=sb://...) is handed to the SDK the way it reads one for a URL:
+BabelQueue("sb://") with AZURE_SERVICEBUS_CONNECTION_STRING set (AsbTransport
+over azure-servicebus). consume then also reports each delivery's native
+Service Bus fields (see native_fields).
 """
 import argparse
 import base64
@@ -70,8 +83,38 @@ def cmd_encode(_args):
     out({"body": b64(EnvelopeCodec.encode(envelope))})
 
 
+def sdk_url(url):
+    """The URL the SDK is given: a Service Bus connection string becomes "sb://" plus
+    AZURE_SERVICEBUS_CONNECTION_STRING, which is how the SDK's AsbTransport reads one;
+    every other URL is passed as it is."""
+    if url.lower().startswith("endpoint="):
+        os.environ["AZURE_SERVICEBUS_CONNECTION_STRING"] = url
+        return "sb://"
+    return url
+
+
+def native_fields(message):
+    """A Service Bus delivery's native fields as azure-servicebus surfaces them: the
+    properties the binding projects, the application properties with the Python type
+    each value arrived as, and the raw delivery_count."""
+    props = {}
+    for key, value in (message.application_properties or {}).items():
+        name = key.decode("utf-8") if isinstance(key, bytes) else key
+        if isinstance(value, bytes):
+            value = value.decode("utf-8")
+        props[name] = {"value": value, "type": type(value).__name__}
+    return {
+        "subject": message.subject,
+        "correlation_id": message.correlation_id,
+        "message_id": message.message_id,
+        "content_type": message.content_type,
+        "application_properties": props,
+        "delivery_count": message.delivery_count,
+    }
+
+
 def cmd_publish(args):
-    app = BabelQueue(args.url, queue=args.queue)
+    app = BabelQueue(sdk_url(args.url), queue=args.queue)
     data = json.loads(args.data)
     # Record the body exactly as the SDK hands it to its transport.
     sent = []
@@ -130,7 +173,7 @@ def cmd_reinject(args):
 
 def cmd_consume(args):
     app = BabelQueue(
-        args.url,
+        sdk_url(args.url),
         transport=transport_for(args),
         queue=args.queue,
         max_attempts=args.max_attempts,
@@ -147,7 +190,10 @@ def cmd_consume(args):
     def recording_pop(queue, timeout=1.0):
         received = pop(queue, timeout=timeout)
         if received is not None:
-            raw.append({"body": b64(received.body), "headers": dict(received.headers)})
+            entry = {"body": b64(received.body), "headers": dict(received.headers)}
+            if type(received.handle).__name__ == "ServiceBusReceivedMessage":
+                entry["native"] = native_fields(received.handle)
+            raw.append(entry)
         return received
 
     app.transport.pop = recording_pop
@@ -163,6 +209,106 @@ def cmd_consume(args):
     processed = app.consume(max_messages=args.max, timeout=args.timeout, handle_signals=False)
     app.transport.close()
     out({"processed": processed, "handled": handled, "received": raw})
+
+
+def otel_lab():
+    """A tracer whose spans stay in memory (the OpenTelemetry SDK's own exporter)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider.get_tracer("babelqueue-interop-peer"), exporter
+
+
+def span_json(span):
+    ctx = span.get_span_context()
+    parent = span.parent
+    return {
+        "name": span.name,
+        "kind": span.kind.name,
+        "trace_id": format(ctx.trace_id, "032x"),
+        "span_id": format(ctx.span_id, "016x"),
+        "parent_trace_id": format(parent.trace_id, "032x") if parent else None,
+        "parent_span_id": format(parent.span_id, "016x") if parent else None,
+        "parent_remote": parent.is_remote if parent else None,
+        "attributes": dict(span.attributes or {}),
+    }
+
+
+def cmd_otel_publish(args):
+    from babelqueue import otel
+
+    tracer, exporter = otel_lab()
+    app = BabelQueue(args.url, queue=args.queue)
+    sent = []
+    for name in ("publish", "publish_with_headers"):
+        original = getattr(app.transport, name, None)
+        if original is not None:
+            def recording(queue, body, *rest, _original=original):
+                sent.append({"body": b64(body), "headers": dict(rest[0]) if rest else {}})
+                return _original(queue, body, *rest)
+            setattr(app.transport, name, recording)
+    message_id = otel.publish(tracer, app, args.urn, json.loads(args.data), queue=args.queue)
+    app.transport.close()
+    out({"id": message_id, "sent": sent[0], "spans": [span_json(s) for s in exporter.get_finished_spans()]})
+
+
+def cmd_otel_consume(args):
+    from babelqueue import otel
+
+    tracer, exporter = otel_lab()
+    app = BabelQueue(args.url, transport=transport_for(args), queue=args.queue)
+    received = []
+    pop = app.transport.pop
+
+    def recording_pop(queue, timeout=1.0):
+        got = pop(queue, timeout=timeout)
+        if got is not None:
+            received.append({"body": b64(got.body), "headers": dict(got.headers)})
+        return got
+
+    app.transport.pop = recording_pop
+    for urn in args.urn:
+        app.register(urn, otel.wrap_handler(tracer, lambda data, meta: None))
+    processed = app.consume(max_messages=args.max, timeout=args.timeout, handle_signals=False)
+    app.transport.close()
+    out({"processed": processed, "received": received, "spans": [span_json(s) for s in exporter.get_finished_spans()]})
+
+
+class AesGcmCipher:
+    """The reference cipher layout (ADR-0030): base64(12-byte nonce || ciphertext || 16-byte tag)."""
+
+    def __init__(self, key):
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._aead = AESGCM(key)
+
+    def encrypt(self, plaintext):
+        import os
+
+        nonce = os.urandom(12)
+        return base64.b64encode(nonce + self._aead.encrypt(nonce, plaintext, None)).decode("ascii")
+
+    def decrypt(self, ciphertext):
+        raw = base64.b64decode(ciphertext, validate=True)
+        return self._aead.decrypt(raw[:12], raw[12:], None)
+
+
+def cmd_gdpr(args):
+    from babelqueue import gdpr
+
+    req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    cipher = AesGcmCipher(base64.b64decode(req["key"]))
+    data = req["data"]
+    try:
+        (gdpr.protect if args.action == "protect" else gdpr.unprotect)(data, req["schema"], cipher)
+    except Exception as exc:  # reported to the caller, which asserts on the type
+        out({"error": type(exc).__name__, "message": str(exc)})
+        return
+    out({"data": data})
 
 
 def main(argv):
@@ -196,10 +342,26 @@ def main(argv):
     r.add_argument("--group", default="babelqueue-retry-reinject")
     r.add_argument("--count", type=int, default=1)
     r.add_argument("--timeout", type=float, default=20.0)
+    op = sub.add_parser("otel-publish")
+    op.add_argument("--url", required=True)
+    op.add_argument("--queue", required=True)
+    op.add_argument("--urn", required=True)
+    op.add_argument("--data", default="{}")
+    oc = sub.add_parser("otel-consume")
+    oc.add_argument("--url", required=True)
+    oc.add_argument("--queue", required=True)
+    oc.add_argument("--urn", action="append", required=True)
+    oc.add_argument("--max", type=int, default=1)
+    oc.add_argument("--timeout", type=float, default=5.0)
+    oc.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
+    oc.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
+    g = sub.add_parser("gdpr")
+    g.add_argument("action", choices=["protect", "unprotect"])
     args = parser.parse_args(argv)
     commands = {
         "version": cmd_version, "encode": cmd_encode, "publish": cmd_publish,
         "consume": cmd_consume, "reinject": cmd_reinject,
+        "otel-publish": cmd_otel_publish, "otel-consume": cmd_otel_consume, "gdpr": cmd_gdpr,
     }
     commands[args.command](args)
 

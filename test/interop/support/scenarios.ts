@@ -19,11 +19,20 @@ export interface InteropTarget {
   transport(url: string, queue: string): Transport;
   /** Removes what a test left on the broker (queues, keys). */
   cleanup?(url: string, queues: string[]): Promise<void>;
+  /** The dead-letter queue both SDKs use for `queue`. Default `<queue>.dlq`. */
+  dlqName?(queue: string): string;
+  /**
+   * A retry releases the message and the broker counts the delivery (SQS): the
+   * body's `attempts` stays as it was produced, and the counted attempt comes
+   * from the native count. Default: a retry writes attempts + 1 into the body.
+   */
+  readonly retryKeepsBody?: boolean;
   /**
    * Creates `queues` before either side touches them, for brokers where the
    * Python SDK's first publish would otherwise not create a queue (Artemis
    * auto-creates an address the SDK attaches to without the queue capability
-   * as multicast, and drops what is sent there before anyone subscribed).
+   * as multicast, and drops what is sent there before anyone subscribed; on SQS
+   * neither SDK creates a queue).
    */
   prepare?(url: string, queues: string[]): Promise<void>;
   /**
@@ -32,7 +41,11 @@ export interface InteropTarget {
    * consumes next resumes after what the other committed (a retry, not the original).
    */
   peerConsumeArgs?(queue: string): string[];
-  /** How long a consume on either side waits for a message (a Kafka group join takes seconds). Default 5 s. */
+  /**
+   * How long a consume on either side waits for a message before it gives up
+   * (a Kafka group join takes seconds). Every consume stops at its one message,
+   * so this only bounds a failing run. Default 30 s.
+   */
   readonly waitMs?: number;
   /**
    * Runs between our failed delivery and the Python consume of its retry, for
@@ -44,8 +57,33 @@ export interface InteropTarget {
   native?: {
     /** On a message the Python SDK produced, as our consumer surfaces it. */
     fromPython?(message: Message): void;
-    /** On a message we produced, as the Python SDK's transport surfaces it (not every one does). */
-    toPython?(headers: Record<string, string>): void;
+    /**
+     * On a message we produced, as the Python SDK's transport surfaces it (not every one
+     * does): its headers, and what else `peer.py consume` reported of the delivery.
+     */
+    toPython?(headers: Record<string, string>, received: PeerReceived): void;
+  };
+  /**
+   * What the Python SDK reads as `attempts` when our handler failed once and the broker
+   * redelivered the message (default 1, the spec's answer), with why it differs.
+   */
+  readonly pythonRetryAttempts?: { readonly attempts: number; readonly why: string };
+}
+
+/** One delivery as `peer.py consume` reports it (`received[i]`). */
+export interface PeerReceived {
+  /** The body the SDK's transport handed to its runtime, base64. */
+  readonly body: string;
+  readonly headers: Record<string, string>;
+  /** Service Bus only: the delivery's native fields as azure-servicebus surfaces them. */
+  readonly native?: {
+    readonly subject: string | null;
+    readonly correlation_id: string | null;
+    readonly message_id: string | null;
+    readonly content_type: string | null;
+    /** Each value with the Python type it arrived as (`int`, `str`, …). */
+    readonly application_properties: Record<string, { value: unknown; type: string }>;
+    readonly delivery_count: number | null;
   };
 }
 
@@ -73,10 +111,11 @@ export function describeInterop(target: InteropTarget): void {
       await target.cleanup?.(url, queues);
     });
 
+    const dlqOf = (q: string) => target.dlqName?.(q) ?? `${q}.dlq`;
     const queue = async (): Promise<string> => {
       const q = uniqueQueue(`interop-${target.name}`);
-      queues.push(q, `${q}.dlq`);
-      await target.prepare?.(url, [q, `${q}.dlq`]);
+      queues.push(q, dlqOf(q));
+      await target.prepare?.(url, [q, dlqOf(q)]);
       return q;
     };
 
@@ -111,7 +150,7 @@ export function describeInterop(target: InteropTarget): void {
 
     const pyPublish = (q: string, traceId: string) =>
       peer.run(['publish', '--url', url, '--queue', q, '--urn', URN, '--data', JSON.stringify(DATA), '--trace-id', traceId]);
-    const waitMs = target.waitMs ?? 5000;
+    const waitMs = target.waitMs ?? 30_000;
     const pyConsume = (q: string, ...flags: string[]) =>
       peer.run([
         'consume', '--url', url, '--queue', q, '--urn', URN, '--max', '1', '--timeout', String(waitMs / 1000),
@@ -163,7 +202,7 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(env.meta.lang, 'node');
       assert.equal(env.meta.schema_version, 1);
       assert.equal(env.attempts, 0);
-      target.native?.toPython?.(got.received[0].headers);
+      target.native?.toPython?.(got.received[0].headers, got.received[0]);
     });
 
     it('a retry crosses languages: Python fails once, TypeScript gets attempts 1', async () => {
@@ -176,14 +215,15 @@ export function describeInterop(target: InteropTarget): void {
       assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'the retried message reached TypeScript');
-      assert.equal(m.envelope.attempts, 1);
+      assert.equal(m.envelope.attempts, target.retryKeepsBody ? 0 : 1);
       assert.equal(m.attempts, 2);
       assert.equal(m.id, sent.id);
       assert.equal(m.traceId, 'trace-retry-py');
       assert.deepEqual(m.data, DATA);
     });
 
-    it('a retry crosses languages: TypeScript fails once, Python gets attempts 1', async () => {
+    const pythonRetry = target.pythonRetryAttempts ?? { attempts: 1, why: 'the redelivery counts the failed attempt' };
+    it(`a retry crosses languages: TypeScript fails once, Python gets attempts ${pythonRetry.attempts}`, async () => {
       const q = await queue();
       const ts = tsApp(q, { fail: 1 });
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-retry-ts' });
@@ -194,7 +234,7 @@ export function describeInterop(target: InteropTarget): void {
       const got = await pyConsume(q);
       assert.equal(got.processed, 1);
       const env = got.handled[0].envelope;
-      assert.equal(env.attempts, 1);
+      assert.equal(env.attempts, pythonRetry.attempts, pythonRetry.why);
       assert.equal(env.meta.id, id);
       assert.equal(env.trace_id, 'trace-retry-ts');
       assert.deepEqual(env.data, DATA);
@@ -206,7 +246,7 @@ export function describeInterop(target: InteropTarget): void {
       const id = await ts.app.publish(URN, DATA, { traceId: 'trace-dlq-ts' });
       assert.equal(await tsConsume(ts.app), 1);
 
-      const got = await pyConsume(`${q}.dlq`);
+      const got = await pyConsume(dlqOf(q));
       assert.equal(got.processed, 1, 'the Python SDK consumed the DLQ record as an envelope');
       const env = got.handled[0].envelope;
       assert.equal(env.job, URN);
@@ -232,7 +272,7 @@ export function describeInterop(target: InteropTarget): void {
       const failed = await pyConsume(q, '--fail', '1', '--max-attempts', '1', '--dead-letter');
       assert.equal(failed.handled.length, 1, 'the Python handler ran and failed');
 
-      const ts = tsApp(`${q}.dlq`);
+      const ts = tsApp(dlqOf(q));
       assert.equal(await tsConsume(ts.app), 1);
       const [m] = ts.handled;
       assert.ok(m, 'TypeScript consumed the DLQ record as an envelope');

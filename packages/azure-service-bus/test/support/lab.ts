@@ -45,30 +45,100 @@ export async function configureQueue(connectionString: string, name: string, set
 }
 
 /** One request to the stand-in's test-only control node. */
-async function standInRequest(connectionString: string, operation: string, body: Record<string, unknown>): Promise<any> {
+function standInRequest(connectionString: string, operation: string, body: Record<string, unknown>): Promise<any> {
+  return amqpRequest(connectionString, '$standin', operation, body);
+}
+
+/**
+ * One AMQP request/response exchange with a node of the stand-in (`$standin`,
+ * `<queue>/$management`) over a plain rhea connection: the stand-in accepts an
+ * anonymous connection and no CBS token, a real namespace does not.
+ */
+async function amqpRequest(connectionString: string, node: string, operation: string, body: unknown): Promise<any> {
   const endpoint = /endpoint=sb:\/\/([^;/]+)/i.exec(connectionString)![1]!;
   const [host, port] = endpoint.split(':');
   const container = rhea.create_container();
   const connection = container.connect({ host: host!, port: Number(port), reconnect: false });
+  const replyTo = `reply-${container.id}`;
   try {
     return await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the stand-in did not answer ${operation}`)), 10_000);
-      const receiver = connection.open_receiver({ source: { address: '$standin' }, target: { address: 'standin-reply' } });
-      const sender = connection.open_sender({ target: { address: '$standin' } });
+      const timer = setTimeout(() => reject(new Error(`the stand-in did not answer ${operation} on ${node}`)), 10_000);
+      const receiver = connection.open_receiver({ source: { address: node }, target: { address: replyTo } });
+      const sender = connection.open_sender({ target: { address: node } });
       receiver.on('message', (context) => {
         clearTimeout(timer);
         const status = context.message.application_properties?.statusCode;
-        if (status !== 200) reject(new Error(`$standin ${operation}: ${String(context.message.application_properties?.statusDescription)}`));
+        if (status !== 200) reject(new Error(`${node} ${operation}: ${String(status)} ${String(context.message.application_properties?.statusDescription)}`));
         else resolve(context.message.body);
       });
       sender.once('sendable', () => {
-        sender.send({ message_id: 'control', reply_to: 'standin-reply', application_properties: { operation }, body });
+        sender.send({ message_id: operation, reply_to: replyTo, application_properties: { operation }, body });
       });
       connection.once('connection_error', (context) => reject(context.connection.error));
     });
   } finally {
     connection.close();
   }
+}
+
+/** An application property as it is on the wire: its AMQP type and its value. */
+export interface WireProperty {
+  readonly type: string;
+  readonly value: unknown;
+}
+
+/** AMQP 1.0 type codes (§1.6) by the primitive type they encode. */
+const AMQP_TYPES: Record<number, string> = {
+  0x40: 'null', 0x41: 'boolean', 0x42: 'boolean', 0x56: 'boolean',
+  0x54: 'int', 0x71: 'int', 0x55: 'long', 0x81: 'long',
+  0x43: 'uint', 0x52: 'uint', 0x70: 'uint', 0x44: 'ulong', 0x53: 'ulong', 0x80: 'ulong',
+  0x51: 'byte', 0x61: 'short', 0x50: 'ubyte', 0x60: 'ushort',
+  0x72: 'float', 0x82: 'double', 0x83: 'timestamp', 0x98: 'uuid',
+  0xa0: 'binary', 0xb0: 'binary', 0xa1: 'string', 0xb1: 'string', 0xa3: 'symbol', 0xb3: 'symbol',
+};
+
+/** A message as it is on the wire, read by {@link peekWire}. */
+export interface WireMessage {
+  /** The header's delivery-count: failed deliveries so far (0 on the first delivery). */
+  readonly deliveryCount: number;
+  /** The data section's bytes. */
+  readonly body: Buffer | undefined;
+  /** Each application property with the AMQP type it was sent with. */
+  readonly applicationProperties: Record<string, WireProperty>;
+}
+
+/**
+ * The messages on `queue` (waiting, locked or scheduled) as they are on the
+ * wire, read with Service Bus's own `peek-message` operation (nothing is
+ * locked or removed) and decoded here: the SDKs hand numbers over as numbers,
+ * whatever their AMQP width. Stand-in only (see {@link amqpRequest}).
+ */
+export async function peekWire(connectionString: string, queue: string, max = 10): Promise<WireMessage[]> {
+  const types: any = (rhea as any).types;
+  const body = types.wrap_map({ 'from-sequence-number': types.wrap_long(1), 'message-count': types.wrap_int(max) });
+  const answer = await amqpRequest(connectionString, `${queue}/$management`, 'com.microsoft:peek-message', body);
+  return (answer?.messages ?? []).map((item: { message: Buffer }) => {
+    const reader = new types.Reader(item.message);
+    let deliveryCount = 0;
+    let data: Buffer | undefined;
+    const applicationProperties: Record<string, WireProperty> = {};
+    while (reader.remaining()) {
+      const section = reader.read();
+      const code = Number(section.descriptor?.value);
+      if (code === 0x70) deliveryCount = Number(types.unwrap(section.value[4] ?? types.wrap_uint(0)) ?? 0);
+      if (code === 0x75) data = section.value;
+      if (code !== 0x74) continue;
+      const flat: any[] = section.value;
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const value = flat[i + 1];
+        applicationProperties[String(flat[i].value)] = {
+          type: AMQP_TYPES[value.type.typecode] ?? `0x${Number(value.type.typecode).toString(16)}`,
+          value: types.unwrap(value),
+        };
+      }
+    }
+    return { deliveryCount, body: data, applicationProperties };
+  });
 }
 
 /** The official client, for reading back what the binding wrote. */

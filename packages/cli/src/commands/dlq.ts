@@ -131,6 +131,7 @@ async function redriveCommand(cli: Args, io: CliIo): Promise<number> {
   const bypass = cli.flag('bypass');
   return withBroker('dlq', cli.global, async (broker) => {
     const from = dlqOf(cli, broker.transport);
+    if (toQueue === from) throw new UsageError(`--to ${toQueue} is the dead-letter queue being read: the records would only loop back`, 'dlq');
     const result = await redrive(broker.transport, {
       from,
       max,

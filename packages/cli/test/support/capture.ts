@@ -19,6 +19,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Whether this process's memory:// brokers are shared with the caller (default true: the tests open them too). */
   sharesMemoryBrokers?: boolean;
+  /** Called with each piece of stdout as it is written (to react to output while the command runs). */
+  onStdout?: (text: string) => void;
 }
 
 /** Runs the CLI in this process with captured streams. */
@@ -27,7 +29,10 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
   let err = '';
   const asked: string[] = [];
   const io: CliIo = {
-    stdout: (text) => (out += text),
+    stdout: (text) => {
+      out += text;
+      options.onStdout?.(text);
+    },
     stderr: (text) => (err += text),
     env: options.env ?? {},
     interactive: options.interactive ?? false,

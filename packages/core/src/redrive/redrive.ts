@@ -140,7 +140,9 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
     };
 
     const envelope = acceptsEnvelope(decoded) ? decoded : undefined;
-    const target = envelope === undefined ? '' : targetOf(envelope, options.toQueue);
+    // A record whose own queue is the DLQ being read would only loop back: restored, skipped.
+    const own = envelope === undefined ? '' : targetOf(envelope, options.toQueue);
+    const target = own === from ? '' : own;
     const reset = target === '' ? undefined : resetBody(body);
     if (envelope === undefined || reset === undefined) {
       await restore();
@@ -186,6 +188,9 @@ function validate(transport: Transport, options: RedriveOptions): Settings {
   }
   if (options.toQueue !== undefined && (typeof options.toQueue !== 'string' || options.toQueue.trim() === '')) {
     throw new ConfigurationError('redrive `toQueue` must be a non-blank queue name');
+  }
+  if (options.toQueue === options.from) {
+    throw new ConfigurationError(`redrive \`toQueue\` is "${options.from}", the dead-letter queue it reads: the records would only loop back`);
   }
   const max = options.max ?? 0;
   if (!Number.isSafeInteger(max) || max < 0) {

@@ -6,6 +6,7 @@ import type { Transport } from '../transport/transport.js';
 import type { AppOptions, DeadLetterOptions } from './app.js';
 import { ConfigurationError } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
+import type { Instrumentation } from './instrumentation.js';
 import { checkOptionKeys } from './option-keys.js';
 
 /** {@link AppOptions} checked, with the defaults filled in. */
@@ -23,6 +24,7 @@ export interface AppSettings {
   readonly shutdownTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly logger: Logger;
+  readonly instrumentation: Instrumentation | undefined;
   /** The settlement configuration for a consumed queue; refuses a DLQ that is the queue itself. */
   policyConfig(queue: string): PolicyConfig;
 }
@@ -30,6 +32,7 @@ export interface AppSettings {
 const APP_KEYS = [
   'transport', 'queue', 'maxAttempts', 'onUnknownUrn', 'unknownUrnReleaseDelayMs', 'deadLetter', 'retryBackoff',
   'maxBodyBytes', 'handlerTimeoutMs', 'shutdownTimeoutMs', 'connectTimeoutMs', 'logger', 'onFailed', 'onDrop',
+  'instrumentation',
 ] as const;
 
 /** Checks every option of `createApp` and fills in the defaults. */
@@ -76,6 +79,7 @@ export function resolveSettings(options: AppOptions): AppSettings {
     shutdownTimeoutMs: nonNegative('shutdownTimeoutMs', options.shutdownTimeoutMs ?? 25_000),
     connectTimeoutMs: positiveMs('connectTimeoutMs', options.connectTimeoutMs ?? 10_000),
     logger: options.logger ?? consoleLogger(),
+    instrumentation: instrumentation(options.instrumentation),
     policyConfig(name) {
       const deadLetterQueue = deadLetter === undefined ? undefined : dlqFor(name, deadLetter.queue, deadLetter.suffix);
       if (deadLetterQueue === name) {
@@ -116,6 +120,19 @@ function nonNegative(name: string, value: number): number {
 function positiveMs(name: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new ConfigurationError(`${name} must be a positive number of milliseconds, got ${String(value)}`);
+  }
+  return value;
+}
+
+function instrumentation(value: Instrumentation | undefined): Instrumentation | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') {
+    throw new ConfigurationError(`instrumentation must be an object with publish and/or delivery hooks, got ${value === null ? 'null' : typeof value}`);
+  }
+  for (const hook of ['publish', 'delivery'] as const) {
+    if (value[hook] !== undefined && typeof value[hook] !== 'function') {
+      throw new ConfigurationError(`instrumentation.${hook} must be a function, got ${typeof value[hook]}`);
+    }
   }
   return value;
 }

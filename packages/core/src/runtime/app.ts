@@ -1,15 +1,17 @@
 import { EnvelopeCodec } from '../envelope/codec.js';
-import type { JsonObject } from '../envelope/types.js';
+import type { Envelope, JsonObject } from '../envelope/types.js';
 import type { PolicyConfig } from '../settlement/policy-config.js';
 import type { UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
-import type { Transport } from '../transport/transport.js';
+import type { OutgoingMessage, Transport } from '../transport/transport.js';
 import { resolveSettings, type AppSettings } from './app-settings.js';
 import { processDelivery, type DropEvent, type FailedEvent, type ProcessorContext } from './delivery-processor.js';
 import { CapabilityError, ConfigurationError } from './errors.js';
+import type { Instrumentation, PublishResult, PublishScope } from './instrumentation.js';
 import type { Logger } from './logger.js';
 import type { Handler, UrnCatalog } from './message.js';
 import { checkOptionKeys } from './option-keys.js';
 import { startupChecks } from './startup-checks.js';
+import { thrownFields } from './thrown.js';
 import { runWorker } from './worker.js';
 import type { RetryBackoff } from '../settlement/policy-config.js';
 
@@ -63,6 +65,11 @@ export interface AppOptions {
   readonly onFailed?: (event: FailedEvent) => unknown;
   /** Called for every message acknowledged without a record (after the log line). */
   readonly onDrop?: (event: DropEvent) => unknown;
+  /**
+   * Hooks around each publish and each delivery, for tracing and metrics (for
+   * example `otelInstrumentation()` from `@babelqueue/otel`). Default none.
+   */
+  readonly instrumentation?: Instrumentation;
 }
 
 /** Options of {@link App.publish}. */
@@ -75,7 +82,7 @@ export interface PublishOptions {
   readonly delayMs?: number;
   /** Out-of-band headers (traceparent, …) carried in native metadata, never in the body. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Kafka record key (carried byte-for-byte); ignored by other brokers. */
+  /** Ordering key: the Kafka record key (carried byte-for-byte), the SQS FIFO `MessageGroupId`; ignored by other brokers. */
   readonly key?: Buffer | string | null;
 }
 
@@ -187,8 +194,30 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
     ...extra,
     ...(options.onFailed ? { onFailed: options.onFailed } : {}),
     ...(options.onDrop ? { onDrop: options.onDrop } : {}),
+    ...(settings.instrumentation ? { instrumentation: settings.instrumentation } : {}),
   });
   const drainContext = context({});
+
+  const publishScope = (urn: string, queue: string, publishOptions: PublishOptions): PublishScope | undefined => {
+    try {
+      return settings.instrumentation!.publish!({
+        urn,
+        queue,
+        ...(publishOptions.traceId !== undefined ? { traceId: publishOptions.traceId } : {}),
+        ...(publishOptions.headers !== undefined ? { headers: publishOptions.headers } : {}),
+      });
+    } catch (error) {
+      logger.error({ queue, urn, ...thrownFields(error) }, 'instrumentation threw at the start of a publish; ignored');
+      return undefined;
+    }
+  };
+  const endPublish = (scope: PublishScope, result: PublishResult): void => {
+    try {
+      scope.end(result);
+    } catch (error) {
+      logger.error(thrownFields(error), 'instrumentation threw at the end of a publish; ignored');
+    }
+  };
   const checks = startupChecks(settings, handlers, config);
 
   const app = {
@@ -211,27 +240,23 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       if (delayMs > 0 && !transport.capabilities.delayedPublish) {
         throw new CapabilityError(`the ${transport.rules.name} transport cannot delay a publish (delayMs=${delayMs})`);
       }
-      const envelope = EnvelopeCodec.make(urn, data as JsonObject, {
-        queue,
-        ...(publishOptions.traceId !== undefined ? { traceId: publishOptions.traceId } : {}),
-      });
-      const key = publishOptions.key;
-      await transport.publish({
-        body: Buffer.from(EnvelopeCodec.encode(envelope), 'utf8'),
-        queue,
-        projection: {
-          urn: envelope.job,
-          traceId: envelope.trace_id,
-          messageId: envelope.meta.id,
-          schemaVersion: envelope.meta.schema_version,
-          lang: envelope.meta.lang,
-          createdAt: envelope.meta.created_at,
-          attempts: envelope.attempts,
-        },
-        ...(delayMs > 0 ? { delayMs } : {}),
-        ...(publishOptions.headers ? { headers: publishOptions.headers } : {}),
-        ...(key === undefined ? {} : { key: typeof key === 'string' ? Buffer.from(key, 'utf8') : key }),
-      });
+      const scope = settings.instrumentation?.publish === undefined ? undefined : publishScope(urn, queue, publishOptions);
+      if (scope === undefined) {
+        const envelope = makeEnvelope(urn, data, queue, publishOptions.traceId);
+        await transport.publish(outgoing(envelope, queue, delayMs, publishOptions, publishOptions.headers));
+        return envelope.meta.id;
+      }
+      let envelope: Envelope | undefined;
+      try {
+        envelope = makeEnvelope(urn, data, queue, publishOptions.traceId ?? scope.traceId);
+        // The caller's own riders win a clash with the instrumentation's.
+        const headers = scope.headers === undefined ? publishOptions.headers : { ...scope.headers, ...publishOptions.headers };
+        await transport.publish(outgoing(envelope, queue, delayMs, publishOptions, headers));
+      } catch (error) {
+        endPublish(scope, envelope === undefined ? { error } : { envelope, error });
+        throw error;
+      }
+      endPublish(scope, { envelope });
       return envelope.meta.id;
     },
 
@@ -282,6 +307,36 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
     },
   };
   return app as unknown as App<C>;
+}
+
+function makeEnvelope(urn: string, data: object, queue: string, traceId: string | undefined): Envelope {
+  return EnvelopeCodec.make(urn, data as JsonObject, { queue, ...(traceId !== undefined ? { traceId } : {}) });
+}
+
+function outgoing(
+  envelope: Envelope,
+  queue: string,
+  delayMs: number,
+  publishOptions: PublishOptions,
+  headers: Readonly<Record<string, string>> | undefined,
+): OutgoingMessage {
+  const key = publishOptions.key;
+  return {
+    body: Buffer.from(EnvelopeCodec.encode(envelope), 'utf8'),
+    queue,
+    projection: {
+      urn: envelope.job,
+      traceId: envelope.trace_id,
+      messageId: envelope.meta.id,
+      schemaVersion: envelope.meta.schema_version,
+      lang: envelope.meta.lang,
+      createdAt: envelope.meta.created_at,
+      attempts: envelope.attempts,
+    },
+    ...(delayMs > 0 ? { delayMs } : {}),
+    ...(headers ? { headers } : {}),
+    ...(key === undefined ? {} : { key: typeof key === 'string' ? Buffer.from(key, 'utf8') : key }),
+  };
 }
 
 /** The settings a started worker reads; exported for the start-up checks. */

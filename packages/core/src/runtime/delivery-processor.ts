@@ -9,6 +9,7 @@ import type { Verdict } from '../settlement/verdict.js';
 import { DeadLetterWriteError, type Delivery, type Transport } from '../transport/transport.js';
 import { classifyBody } from './classify.js';
 import { HandlerTimeoutError, ShutdownError } from './errors.js';
+import type { DeliveryEnd, DeliveryScope, Instrumentation } from './instrumentation.js';
 import type { Logger } from './logger.js';
 import type { Handler, Message } from './message.js';
 import { thrownFields, thrownText, thrownType } from './thrown.js';
@@ -45,6 +46,8 @@ export interface ProcessorContext {
   readonly interrupt?: AbortSignal;
   readonly onFailed?: (event: FailedEvent) => unknown;
   readonly onDrop?: (event: DropEvent) => unknown;
+  /** Tracing / metrics hooks; absent, no hook code runs. */
+  readonly instrumentation?: Instrumentation;
 }
 
 interface Step {
@@ -61,18 +64,22 @@ interface Step {
  * refuses is logged and left to the broker's redelivery (at-least-once).
  */
 export async function processDelivery(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
+  const scope = ctx.instrumentation?.delivery === undefined ? undefined : startScope(delivery, ctx);
   try {
-    await settleOne(delivery, ctx);
+    await settleOne(delivery, ctx, scope);
   } catch (error) {
     // A bug or a value no record can hold must not stop the worker or lose the message.
     const ids = { queue: delivery.queue, bytes: delivery.body.length };
     ctx.logger.error({ ...ids, ...thrownFields(error) }, 'unexpected error while settling; message left for redelivery');
     await settleQuietly(delivery, { kind: 'unsettled', why: 'unexpected error' }, ctx, ids);
+    if (scope !== undefined) {
+      endScope(scope, ctx, { queue: delivery.queue, outcome: 'unexpected-error', decision: 'unsettled', attempts: 0, error });
+    }
   }
 }
 
-async function settleOne(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
-  const step = await run(delivery, ctx);
+async function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Promise<void> {
+  const step = await run(delivery, ctx, scope);
   const config = ctx.config(delivery.queue);
   const verdict = decide({
     outcome: step.outcome,
@@ -91,13 +98,55 @@ async function settleOne(delivery: Delivery, ctx: ProcessorContext): Promise<voi
     if (error instanceof DeadLetterWriteError) {
       ctx.logger.error({ ...ids, dlq: error.queue, ...thrownFields(error.cause) }, 'dead-letter write failed; message left for redelivery');
       await settleQuietly(delivery, { kind: 'unsettled', why: 'dead-letter write failed' }, ctx, ids);
+      if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, { decision: 'unsettled', deadLetterWriteFailed: true }));
       return;
     }
     ctx.logger.error({ ...ids, decision: decision.kind, ...thrownFields(error) }, 'settlement failed; the broker will redeliver');
+    if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, { settleFailed: true }));
+    return;
+  }
+  if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, {}));
+}
+
+function startScope(delivery: Delivery, ctx: ProcessorContext): DeliveryScope | undefined {
+  try {
+    return ctx.instrumentation!.delivery!({ queue: delivery.queue, headers: delivery.headers, bytes: delivery.body.length });
+  } catch (error) {
+    ctx.logger.error({ queue: delivery.queue, ...thrownFields(error) }, 'instrumentation threw at the start of a delivery; ignored');
+    return undefined;
   }
 }
 
-async function run(delivery: Delivery, ctx: ProcessorContext): Promise<Step> {
+function endScope(scope: DeliveryScope, ctx: ProcessorContext, end: DeliveryEnd): void {
+  try {
+    scope.settled(end);
+  } catch (error) {
+    ctx.logger.error({ queue: end.queue, ...thrownFields(error) }, 'instrumentation threw after a settlement; ignored');
+  }
+}
+
+/** The instrumentation's view of a settlement: the verdict the transport executed, with its reason. */
+function settledEnd(
+  delivery: Delivery,
+  step: Step,
+  verdict: Verdict,
+  extra: { decision?: 'unsettled'; deadLetterWriteFailed?: boolean; settleFailed?: boolean },
+): DeliveryEnd {
+  const reason = verdict.kind === 'dead-letter' ? verdict.reason : verdict.kind === 'drop' ? dropReason(step) : undefined;
+  return {
+    queue: delivery.queue,
+    outcome: step.outcome.kind,
+    decision: extra.decision ?? verdict.kind,
+    attempts: step.counted,
+    ...(reason === undefined ? {} : { reason }),
+    ...(step.message === undefined ? {} : { message: step.message }),
+    ...(step.outcome.kind === 'failed' ? { error: step.outcome.error } : {}),
+    ...(extra.deadLetterWriteFailed ? { deadLetterWriteFailed: true } : {}),
+    ...(extra.settleFailed ? { settleFailed: true } : {}),
+  };
+}
+
+async function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Promise<Step> {
   const gate = delivery.nativeSchemaVersion;
   if (gate !== undefined && gate !== '1') {
     return { outcome: { kind: 'version-gated', value: gate }, counted: delivery.reconcileAttempts(0) + 1 };
@@ -126,7 +175,9 @@ async function run(delivery: Delivery, ctx: ProcessorContext): Promise<Step> {
     signal: controller.signal,
   };
   if (handler === undefined) return { outcome: { kind: 'unknown-urn', urn }, counted, message };
-  const outcome = await runHandler(handler, message, controller, ctx);
+  const outcome = scope?.handle === undefined
+    ? await runHandler(handler, message, controller, ctx)
+    : await scope.handle(message, () => runHandler(handler, message, controller, ctx));
   return outcome.kind === 'failed'
     ? { outcome, counted, message, error: outcome.error }
     : { outcome, counted, message };

@@ -1,5 +1,6 @@
 import type { TransportCapabilities } from '../transport/transport.js';
 import type { BindingRules } from './binding-rules.js';
+import type { RetryRule } from './decision.js';
 import type { Outcome } from './outcome.js';
 import { retryDelayMs } from '../retry/backoff.js';
 import type { PolicyConfig, RetryBackoff } from './policy-config.js';
@@ -12,7 +13,7 @@ export interface PolicyInput {
   readonly counted: number;
   readonly config: PolicyConfig;
   readonly rules: BindingRules;
-  readonly capabilities: Pick<TransportCapabilities, 'retry' | 'delayedRetry'>;
+  readonly capabilities: Pick<TransportCapabilities, 'retry' | 'delayedRetry' | 'delayedPublish'>;
 }
 
 /**
@@ -32,7 +33,9 @@ export function decide(input: PolicyInput): Verdict {
     case 'unknown-urn':
       return unknownUrn(input, outcome.urn);
     case 'failed':
-      return outcome.unrecoverable === true ? unrecoverable(input) : boundedRetry(input, 'failed', input.config.retryBackoff);
+      return outcome.unrecoverable === true
+        ? unrecoverable(input)
+        : boundedRetry(input, 'failed', () => ({ delayMs: retryDelay(input, input.config.retryBackoff), rule: 'retry' }));
     case 'interrupted':
       return { kind: 'unsettled', why: 'the worker shut down before the handler finished' };
   }
@@ -79,6 +82,7 @@ function poison(input: PolicyInput, why: string): Verdict {
         kind: 'retry',
         delayMs: retryDelay(input, config.retryBackoff),
         attempts: input.counted,
+        rule: 'retry',
       }));
   }
 }
@@ -93,14 +97,23 @@ function unknownUrn(input: PolicyInput, urn: string): Verdict {
         ? { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'unknown_urn' }
         : { kind: 'drop', why: `no handler for ${urn}; dead_letter degrades to delete (dead-lettering is off)` };
     case 'release':
-      return boundedRetry(input, 'unknown_urn', {
-        baseMs: config.unknownUrnReleaseDelayMs,
-        multiplier: 1,
-        maxMs: config.unknownUrnReleaseDelayMs,
-      });
+      return boundedRetry(input, 'unknown_urn', () => releaseDelay(input));
     case 'fail':
-      return boundedRetry(input, 'unknown_urn', config.retryBackoff);
+      return boundedRetry(input, 'unknown_urn', () => ({ delayMs: retryDelay(input, config.retryBackoff), rule: 'retry' }));
   }
+}
+
+/**
+ * A release asks for the configured release delay: a delay (seed 000, Kafka
+ * retry topics; FACTS §6), which a binding honours when it can delay a retry
+ * or a publish (Kafka: a tier topic). A binding that can do neither (the Redis
+ * legacy layout) ignores it. A release without a delay is delivered again like
+ * a failure: the retry rule.
+ */
+function releaseDelay({ config, capabilities }: PolicyInput): { delayMs: number; rule: RetryRule } {
+  const canDelay = capabilities.delayedRetry || capabilities.delayedPublish;
+  const delayMs = canDelay ? config.unknownUrnReleaseDelayMs : 0;
+  return { delayMs, rule: delayMs > 0 ? 'delay' : 'retry' };
 }
 
 /**
@@ -108,12 +121,12 @@ function unknownUrn(input: PolicyInput, urn: string): Verdict {
  * counted attempt is below max attempts (0 = no cap), then dead-lettered with
  * the counted attempt, or dropped when dead-lettering is off.
  */
-function boundedRetry(input: PolicyInput, reason: 'failed' | 'unknown_urn', backoff: RetryBackoff): Verdict {
+function boundedRetry(input: PolicyInput, reason: 'failed' | 'unknown_urn', again: () => { delayMs: number; rule: RetryRule }): Verdict {
   const dlq = input.config.deadLetterQueue;
   // Without a retry path (Kafka without tiers) a failure below the cap raises:
   // the record stays uncommitted. At the cap the terminal decision still holds.
   const retry = (): Verdict => input.capabilities.retry
-    ? { kind: 'retry', delayMs: retryDelay(input, backoff), attempts: input.counted }
+    ? { kind: 'retry', attempts: input.counted, ...again() }
     : { kind: 'unsettled', why: 'the transport has no retry path (Kafka without retry tiers)' };
   return exhaustedOr(
     input,

@@ -1,4 +1,4 @@
-import type { DeadLetterReason } from './decision.js';
+import type { DeadLetterReason, RetryRule } from './decision.js';
 
 /**
  * The settlement policy's answer, before the runtime has built any record
@@ -7,7 +7,7 @@ import type { DeadLetterReason } from './decision.js';
  */
 export type Verdict =
   | { readonly kind: 'ack' }
-  | { readonly kind: 'retry'; readonly delayMs: number; readonly attempts: number }
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly attempts: number; readonly rule: RetryRule }
   | { readonly kind: 'dead-letter'; readonly queue: string; readonly reason: DeadLetterReason | 'version_gate' }
   /**
    * Acknowledged without a record. `chosen`: the configuration asked for it

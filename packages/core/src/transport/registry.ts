@@ -16,6 +16,7 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'amqp:': '@babelqueue/rabbitmq',
   'amqps:': '@babelqueue/rabbitmq',
   'kafka:': '@babelqueue/kafka',
+  'sqs:': '@babelqueue/sqs',
   'pulsar:': '@babelqueue/pulsar',
   'pulsar+ssl:': '@babelqueue/pulsar',
   'artemis:': '@babelqueue/artemis',
@@ -23,15 +24,6 @@ const PACKAGES: Readonly<Record<string, string>> = {
   'sb:': '@babelqueue/azure-service-bus',
   'servicebus:': '@babelqueue/azure-service-bus',
   'azureservicebus:': '@babelqueue/azure-service-bus',
-};
-
-/**
- * Schemes of brokers the specification binds but this repository does not ship
- * a binding for yet. Never point users at an npm name for them: the name on the
- * public registry may belong to a different, incompatible package.
- */
-const NOT_YET: Readonly<Record<string, string>> = {
-  'sqs:': 'Amazon SQS',
 };
 
 /** `memory://<name>` transports of one process share the broker named by the host part. */
@@ -65,10 +57,6 @@ export async function transportFromUrl(url: string | URL): Promise<Transport> {
   const found = factories.get(scheme);
   if (found) return found(raw);
   const name = PACKAGES[scheme];
-  const pending = NOT_YET[scheme];
-  if (name === undefined && pending !== undefined) {
-    throw new ConfigurationError(`the ${pending} binding ("${scheme}//") is not available yet in BabelQueue for TypeScript; available: memory, ${Object.keys(PACKAGES).map((s) => s.slice(0, -1)).join(', ')}`);
-  }
   if (name === undefined) {
     throw new ConfigurationError(`no transport is known for "${scheme}//" (${maskUrl(raw)}); known: memory, ${Object.keys(PACKAGES).map((s) => s.slice(0, -1)).join(', ')}`);
   }

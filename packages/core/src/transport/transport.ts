@@ -19,7 +19,7 @@ export interface OutgoingMessage {
   readonly delayMs?: number;
   /** Out-of-band riders (traceparent, tracestate, bq-replay-bypass); never part of the body. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Kafka record key, carried byte-for-byte (null stays null). Ignored elsewhere. */
+  /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
   readonly key?: Buffer | null;
 }
 
@@ -71,8 +71,30 @@ export interface Delivery {
 
 /** Options of {@link Transport.publishRaw}. */
 export interface RawPublishOptions {
-  /** Kafka record key, carried byte-for-byte (null stays null). Ignored elsewhere. */
+  /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
   readonly key?: Buffer | null;
+}
+
+/** Options of {@link Transport.scan}. */
+export interface ScanOptions {
+  /** Skip this many records from the head first. Default 0. */
+  readonly offset?: number;
+  /** Aborting ends the scan (the iteration finishes early, resources released). */
+  readonly signal?: AbortSignal;
+}
+
+/** One waiting record read by {@link Transport.scan}; reading it changed nothing on the broker. */
+export interface ScannedRecord {
+  /** The body bytes as stored (for the Redis legacy layout: the envelope inside its frame). */
+  readonly body: Buffer;
+  /** Native metadata where the broker keeps it beside the body; `{}` where it has none. */
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  /** The record key where the broker has keys (Kafka), byte for byte; undefined elsewhere. */
+  readonly key?: Buffer | null;
+  /** 0-based position from the head of the queue when the scan read it. */
+  readonly index: number;
+  /** The broker's own address of the record for people (`partition 0, offset 1042`); undefined where `index` says it all. */
+  readonly location?: string;
 }
 
 /** What a transport can and cannot do; the runtime refuses what is missing. */
@@ -153,6 +175,32 @@ export interface Transport {
   browse?(queue: string, max: number): Promise<Buffer[]>;
   /** Removes every waiting message of `queue`; resolves with how many (DLQ purge). Optional. */
   purge?(queue: string): Promise<number>;
+  /**
+   * Reads the waiting records of `queue` from its head, oldest first, skipping
+   * the first `offset`, without consuming or changing them (the DLQ console's
+   * pages and searches). The transport reads in batches, so a caller that keeps
+   * only what it needs holds one batch in memory however long the queue is;
+   * ending the iteration early (`break`, `return`) releases whatever the scan
+   * holds. A queue that does not exist reads as empty. Optional; each binding
+   * documents how it reads without consuming (Redis: `LRANGE` windows;
+   * RabbitMQ: a basic.get window held unacknowledged on its own channel and
+   * released when the scan ends; Kafka: a separate consumer that seeks and never
+   * commits). Implement {@link depth} beside it.
+   */
+  scan?(queue: string, options?: ScanOptions): AsyncIterable<ScannedRecord>;
+  /**
+   * How many records wait on `queue` now, as {@link scan} would count them
+   * (a queue that does not exist: 0). Optional; where the broker can only
+   * estimate, the binding says so.
+   */
+  depth?(queue: string): Promise<number>;
+  /**
+   * Removes one waiting record of `queue` whose body is `body` byte for byte;
+   * resolves true if one was removed, false if none was there (already taken).
+   * Optional: only brokers that can delete from the middle of a queue (Redis
+   * lists: `LREM`) implement it; tools fall back to take-and-restore elsewhere.
+   */
+  remove?(queue: string, body: Buffer): Promise<boolean>;
   /**
    * Hands deliveries of `queue` to `onDelivery` with at most `concurrency` in
    * flight, until the signal aborts (or the drain limits are reached). Resolves

@@ -4,6 +4,8 @@ import {
   EnvelopeCodec,
   envelopeProjection,
   nativeSchemaVersion,
+  NO_PROJECTION,
+  recordProjection,
   projectArtemis,
   projectAsb,
   projectKafka,
@@ -16,6 +18,32 @@ import {
 
 const env = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 1 }, { queue: 'orders', traceId: 'trace-1' });
 const projection = envelopeProjection(env);
+
+describe('recordProjection: what a re-emitted record says', () => {
+  const body = (tail: string) =>
+    Buffer.from(`{"job":"urn:babel:orders:created","trace_id":"t","data":{},"meta":{"id":"m","queue":"orders","lang":"go","schema_version":1,"created_at":5}${tail}}`);
+  const rows: [string, Buffer | null, unknown][] = [
+    ['a retry copy: its fields, the edited attempts', body(',"attempts":2'), { urn: 'urn:babel:orders:created', traceId: 't', messageId: 'm', schemaVersion: 1, lang: 'go', createdAt: 5, attempts: 2 }],
+    ['a failed record: the counted attempts beside the dead_letter block', body(',"attempts":3,"dead_letter":{"reason":"failed","attempts":3}'), { urn: 'urn:babel:orders:created', traceId: 't', messageId: 'm', schemaVersion: 1, lang: 'go', createdAt: 5, attempts: 3 }],
+    ['a poison record wrapping a raw body', Buffer.from('{"raw":"x","dead_letter":{"reason":"poison"}}'), NO_PROJECTION],
+    ['an identity-less object', Buffer.from('{"hello":1,"attempts":4}'), NO_PROJECTION],
+    ['an envelope the consumer-side rules reject (attempts missing)', body(''), NO_PROJECTION],
+    ['bytes that are not JSON', Buffer.from('not json'), NO_PROJECTION],
+    ['invalid UTF-8', Buffer.from([0xff, 0xfe]), NO_PROJECTION],
+    ['a null value (Kafka)', null, NO_PROJECTION],
+  ];
+  for (const [what, record, expected] of rows) {
+    test(what, () => assert.deepEqual(recordProjection(record), expected));
+  }
+
+  test('no projection leaves every slot out, so only a binding\'s constants remain', () => {
+    assert.deepEqual(projectKafka(NO_PROJECTION), { headers: {} });
+    assert.deepEqual(projectPulsar(NO_PROJECTION), {});
+    assert.deepEqual(projectRabbitMq(NO_PROJECTION), {
+      appId: 'babelqueue', contentType: 'application/json', contentEncoding: 'utf-8', deliveryMode: 2, headers: {},
+    });
+  });
+});
 
 describe('projections', () => {
   test('envelopeProjection reads the routed URN (alias included) and the meta fields', () => {

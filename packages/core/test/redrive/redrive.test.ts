@@ -196,6 +196,15 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.deepEqual(plain.broker.ready('q')[0]?.headers, {});
   });
 
+  test('a target that is the DLQ itself is refused (toQueue) or skipped (a record whose own queue is the DLQ): nothing loops', async () => {
+    const transport = await dlqWith([record('a', { originalQueue: DLQ }), record('b', { originalQueue: 'q' })]);
+    await assert.rejects(redrive(transport, { from: DLQ, toQueue: DLQ, ...FAST }), (e: Error) =>
+      e instanceof ConfigurationError && /the dead-letter queue it reads/.test(e.message));
+    const result = await redrive(transport, { from: DLQ, ...FAST });
+    assert.deepEqual(result.items.map((i) => [i.messageId, i.redriven, i.to]), [['a', false, ''], ['b', true, 'q']]);
+    assert.equal(transport.messages(DLQ).length, 1, 'the looping record is restored to the DLQ');
+  });
+
   test('bypass on a transport that carries no headers (Redis zset) is refused before anything moves, never reported as a replay', async () => {
     const transport = await dlqWith([record('a', { originalQueue: 'q' })]);
     Object.assign(transport, { capabilities: { ...transport.capabilities, headers: false } });

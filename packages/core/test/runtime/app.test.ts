@@ -5,6 +5,7 @@ import {
   ConfigurationError,
   createApp,
   InMemoryTransport,
+  MemoryBroker,
   type Message,
 } from '@babelqueue/core';
 import { captureLogger } from '../../../../test/support/capture-logger.js';
@@ -20,6 +21,11 @@ function setup(options: Partial<Parameters<typeof createApp>[0]> = {}) {
 }
 
 const json = (body: Buffer) => JSON.parse(body.toString('utf8')) as Record<string, any>;
+/**
+ * Bounds a drain that waits for a delayed or redelivered message and stops at
+ * maxMessages: a short idle would race the timer against a busy machine.
+ */
+const IDLE_MS = 30_000;
 
 describe('App end to end on the in-memory transport', () => {
   test('publish → handle → ack: the handler sees data and message identity; the queue is empty after', async () => {
@@ -43,7 +49,10 @@ describe('App end to end on the in-memory transport', () => {
   });
 
   test('a failing handler is retried with backoff and byte-preserving copies, then succeeds', async () => {
-    const { app, transport } = setup({ retryBackoff: { baseMs: 40, multiplier: 2, maxMs: 1000 } });
+    // The broker's clock moves only when the test says: "still delayed" never races a busy machine.
+    let now = 1_000_000;
+    const broker = new MemoryBroker(() => now);
+    const { app, transport } = setup({ transport: new InMemoryTransport({ broker }), retryBackoff: { baseMs: 40, multiplier: 2, maxMs: 1000 } });
     const attempts: number[] = [];
     const bodies: Buffer[] = [];
     app.handle(URN, (_data, m) => {
@@ -52,10 +61,15 @@ describe('App end to end on the in-memory transport', () => {
       if (m.attempts < 3) throw new Error('gateway timeout');
     });
     await app.publish(URN, { big: 1, n: 1.5 });
-    await app.consume({ maxMessages: 1, idleMs: 20 });
-    // The retry copy waits d(1) = 40 ms on the delayed list.
-    assert.equal(transport.broker.stats('orders').delayed, 1);
-    await app.consume({ idleMs: 300 });
+    for (const backoff of [40, 80]) {
+      await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
+      // The retry copy waits d(n) on the delayed list: d(1) = 40 ms, d(2) = 80 ms.
+      now += backoff - 1;
+      assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 1, inFlight: 0 }, `not due 1 ms before ${backoff} ms`);
+      now += 1;
+      assert.equal(transport.broker.stats('orders').ready, 1, `due after ${backoff} ms`);
+    }
+    await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
     assert.deepEqual(attempts, [1, 2, 3]);
     // Only the top-level attempts changed between deliveries.
     const strip = (b: Buffer) => b.toString('utf8').replace(/"attempts":\d+}$/, '');
@@ -147,7 +161,7 @@ describe('App end to end on the in-memory transport', () => {
       await app.publish('urn:babel:nobody:home', {});
       await app.consume({ maxMessages: 1, idleMs: 20 });
       assert.equal(transport.broker.stats('orders').delayed, 1);
-      await app.consume({ idleMs: 250 });
+      await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
       const [record] = transport.messages('orders.dlq');
       assert.equal(json(record!).dead_letter.reason, 'unknown_urn');
       assert.equal(json(record!).dead_letter.attempts, 3);
@@ -251,7 +265,7 @@ describe('App end to end on the in-memory transport', () => {
     assert.equal(transport.broker.stats('orders').delayed + transport.broker.stats('orders').ready, 1, 'kept');
     assert.ok(logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /dead-letter write failed/.test(l.message))");
     refuse = false;
-    await app.consume({ idleMs: 100 });
+    await app.consume({ maxMessages: 1, idleMs: IDLE_MS });
     assert.equal(transport.messages('orders.dlq').length, 1);
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
   });
@@ -297,7 +311,7 @@ describe('App end to end on the in-memory transport', () => {
     app.handle(URN, () => void at.push(Date.now()));
     const start = Date.now();
     await app.publish(URN, {}, { delayMs: 150 });
-    await app.consume({ idleMs: 400, maxMessages: 1 });
+    await app.consume({ idleMs: IDLE_MS, maxMessages: 1 });
     assert.ok(at[0]! - start >= 140, `delivered after ${at[0]! - start} ms`);
   });
 
@@ -360,7 +374,8 @@ describe('the worker survives what it cannot settle', () => {
         },
       });
     }, options);
-    await app.consume({ idleMs: 300 });
+    // Two messages, and the first again once its lease ran out.
+    await app.consume({ maxMessages: 3, idleMs: IDLE_MS });
     assert.equal(calls, 3, 'the first message ran again after its failed settle');
     assert.ok(logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /settlement failed/.test(l.message))");
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });
@@ -385,7 +400,7 @@ describe('the worker survives what it cannot settle', () => {
         return delivery.reconcileAttempts(n);
       },
     }), options);
-    await app.consume({ idleMs: 100 });
+    await app.consume({ maxMessages: 2, idleMs: IDLE_MS });
     assert.equal(calls, 1);
     assert.ok(logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message)), "logger.lines.some((l) => l.level === 'error' && /unexpected error/.test(l.message))");
     assert.deepEqual(transport.broker.stats('orders'), { ready: 0, delayed: 0, inFlight: 0 });

@@ -77,12 +77,14 @@ describe('handler timeout (handlerTimeoutMs)', () => {
 
 describe('reservations are renewed while a handler runs', () => {
   test('a handler that outlives the lease is never handed to a second consumer while it is alive', async () => {
-    const transport = new InMemoryTransport({ visibilityTimeoutMs: 150, redeliveryDelayMs: 0 });
+    // A 1.5 s lease renewed every half second: a lapse needs a one-second timer stall, which
+    // a loaded machine does not reach (a 150 ms lease left it 100 ms, which it can).
+    const transport = new InMemoryTransport({ visibilityTimeoutMs: 1_500, redeliveryDelayMs: 0 });
     const { app } = setup({ transport });
     let runs = 0;
     app.handle(URN, async () => {
       runs += 1;
-      await new Promise((r) => setTimeout(r, 700));
+      await new Promise((r) => setTimeout(r, 3_500));
     });
     await app.publish(URN, {});
     // maxMessages bounds the run if the lease did lapse (the message would circulate).

@@ -78,7 +78,7 @@ describe('SchemaValidator', () => {
 
 describe('the compiled schema module', () => {
   test('is what scripts/generate.mjs produces from schema/message-envelope.schema.json (not stale)', () => {
-    assert.doesNotThrow(() => execFileSync(process.execPath, [join(core, 'scripts/generate.mjs'), '--check'], { stdio: 'pipe' }));
+    assert.doesNotThrow(() => execFileSync(process.execPath, [join(core, 'scripts/generate.mjs'), '--check'], { stdio: 'pipe', timeout: 60_000 }));
   });
 
   test('embeds the bundled schema and needs no runtime module', () => {

@@ -7,7 +7,7 @@ import { ownConformance } from '../support/paths.js';
 
 interface BindingPreset {
   rules: Omit<BindingRules, 'name'>;
-  capabilities: { retry: boolean; delayedRetry: boolean };
+  capabilities: { retry: boolean; delayedRetry: boolean; delayedPublish: boolean };
   dlq: string;
 }
 interface Row {

@@ -23,14 +23,6 @@ describe('transport from a URL', () => {
       e instanceof ConfigurationError && /no transport is known for "nats:\/\/"/.test(e.message));
   });
 
-  test('a broker without a shipped binding yet is "not available yet", never an npm name (the public one may be another package)', async () => {
-    for (const url of ['sqs://user:secret@us-east-1']) {
-      await assert.rejects(transportFromUrl(url), (e: Error) =>
-        e instanceof ConfigurationError && /Amazon SQS binding .* is not available yet/.test(e.message) &&
-        !e.message.includes('npm install') && !e.message.includes('secret'));
-    }
-  });
-
   test('a malformed URL is a configuration error that does not echo credentials', async () => {
     await assert.rejects(transportFromUrl('::not a url user:pw@'), ConfigurationError);
     await assert.rejects(transportFromUrl('//user:hunter2@'), (e: Error) => !e.message.includes('hunter2'));

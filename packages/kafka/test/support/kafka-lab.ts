@@ -1,7 +1,8 @@
-import { silentLogger } from '@babelqueue/core';
-import { Kafka, Partitioners, logLevel, type Admin, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
+import { silentLogger, type App, type RunOptions } from '@babelqueue/core';
+import { Kafka, Partitioners, logLevel, type Admin, type IHeaders, type ITopicConfig, type KafkaMessage, type Producer } from 'kafkajs';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
-import { KafkaTransport, type KafkaTransportOptions } from '../../src/index.js';
+import { until } from '../../../../test/support/until.js';
+import { ensureKafkaTopics, KafkaTransport, type KafkaTransportOptions } from '../../src/index.js';
 
 export { uniqueQueue };
 
@@ -16,15 +17,16 @@ export class Lab {
   readonly client: Kafka;
   private producerP: Promise<Producer> | undefined;
   private adminP: Promise<Admin> | undefined;
+  private readonly opened = new Set<KafkaTransport>();
 
   constructor(readonly url: string) {
     const brokers = url.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
     this.client = new Kafka({ brokers, clientId: 'babelqueue-test', logLevel: logLevel.NOTHING });
   }
 
-  /** A transport on this cluster with test-friendly tuning and a unique group. */
+  /** A transport on this cluster with test-friendly tuning and a unique group; {@link closeTransports} closes it. */
   transport(options: Partial<KafkaTransportOptions> = {}): KafkaTransport {
-    return new KafkaTransport({
+    const transport = new KafkaTransport({
       url: this.url,
       groupId: uniqueQueue('g'),
       // Parallel suites would otherwise rebalance each other in the shared default re-inject group.
@@ -35,6 +37,19 @@ export class Lab {
       commitIntervalMs: 100,
       ...options,
     });
+    this.opened.add(transport);
+    return transport;
+  }
+
+  /**
+   * Closes every transport {@link transport} made (close is idempotent). Run it in
+   * `afterEach`: a failed assertion then never leaves a client open that would
+   * keep the file alive until the runner's timeout.
+   */
+  async closeTransports(): Promise<void> {
+    const all = [...this.opened];
+    this.opened.clear();
+    await Promise.allSettled(all.map((t) => t.close()));
   }
 
   admin(): Promise<Admin> {
@@ -46,11 +61,25 @@ export class Lab {
     return this.adminP;
   }
 
-  /** Creates a topic with `partitions` partitions. */
+  /** Creates a topic with `partitions` partitions and waits for its leaders (the binding's own helper). */
   async topic(prefix: string, partitions = 1): Promise<string> {
     const name = uniqueQueue(prefix);
-    await (await this.admin()).createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+    await ensureKafkaTopics(await this.admin(), { topic: name, partitions, replicationFactor: 1 });
     return name;
+  }
+
+  /**
+   * Creates topics exactly as configured and waits until the broker's metadata
+   * shows them with leaders (kafkajs' waitForLeaders gives up while it lags).
+   */
+  async createTopics(topics: ITopicConfig[]): Promise<void> {
+    const admin = await this.admin();
+    await admin.createTopics({ topics: topics.map((t) => ({ replicationFactor: 1, numPartitions: 1, ...t })), waitForLeaders: false });
+    const names = topics.map((t) => t.topic);
+    await until(() => admin.fetchTopicMetadata({ topics: names }).then(
+      (m) => m.topics.every((t) => t.partitions.every((p) => p.leader >= 0)),
+      () => false,
+    ), 30_000, `leaders of ${names.join(', ')}`);
   }
 
   /** Writes raw records (value, key, headers exactly as given). */
@@ -112,13 +141,32 @@ export class Lab {
   }
 }
 
-/** Resolves once `predicate` holds, polling every 25 ms, or rejects after `timeoutMs`. */
-export async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+export { until };
+
+/**
+ * Runs `app` until `done` holds (or fails after `timeoutMs` naming `what`), then
+ * stops it and waits for it, whatever happened. A run that crashes ends the
+ * wait with its error.
+ */
+export async function runUntil(
+  app: App,
+  done: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+  options: Omit<RunOptions, 'signal'> = {},
+): Promise<void> {
+  const stop = new AbortController();
+  let crashed: { error: unknown } | undefined;
+  const run = app.run({ ...options, signal: stop.signal }).catch((error: unknown) => {
+    crashed = { error };
+  });
+  try {
+    await until(async () => crashed !== undefined || (await done()), timeoutMs, what);
+  } finally {
+    stop.abort();
+    await run;
   }
+  if (crashed) throw crashed.error;
 }
 
 /** Header value as text (last of a repeat), for assertions. */

@@ -28,6 +28,11 @@ export class CuttableProxy {
     this.port = (this.server.address() as { port: number }).port;
   }
 
+  /** True while it accepts connections (between {@link start} and {@link down}). */
+  get up(): boolean {
+    return this.server !== undefined;
+  }
+
   /** Resets every relayed connection; new ones are still accepted. */
   cut(): void {
     for (const socket of this.sockets) socket.resetAndDestroy();

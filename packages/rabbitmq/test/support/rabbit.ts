@@ -143,3 +143,5 @@ export async function closeConnectionsNamed(name: string): Promise<number | fals
 
 /** Resolves after `ms`. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export { until } from '../../../../test/support/until.js';

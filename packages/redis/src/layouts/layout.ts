@@ -1,4 +1,4 @@
-import type { BindingRules, OutgoingMessage, TransportCapabilities } from '@babelqueue/core';
+import type { BindingRules, OutgoingMessage, ScannedRecord, ScanOptions, TransportCapabilities } from '@babelqueue/core';
 import type { Reserver } from '../consume/reserver.js';
 
 /** What differs between the two key layouts. */
@@ -14,4 +14,10 @@ export interface Layout {
   browse(queue: string, max: number): Promise<Buffer[]>;
   /** Deletes the waiting messages (never the reservations); resolves with how many. */
   purge(queue: string): Promise<number>;
+  /** The ready list from `offset` on, in `LRANGE` windows, left in place. */
+  scan(queue: string, options: ScanOptions): AsyncGenerator<ScannedRecord>;
+  /** The ready list's length. */
+  depth(queue: string): Promise<number>;
+  /** Removes one ready value holding `body` (`LREM`). */
+  remove(queue: string, body: Buffer): Promise<boolean>;
 }

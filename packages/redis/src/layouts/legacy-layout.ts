@@ -5,6 +5,8 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { deadlineScore, nowSeconds } from '../clock.js';
@@ -16,6 +18,7 @@ import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
 import { Reserver, type Exchanged, type PendingAck } from '../consume/reserver.js';
 import type { Layout } from './layout.js';
+import { removeFromList, scanList } from './list-scan.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 import { sleep } from '../consume/wait.js';
@@ -67,6 +70,19 @@ export class LegacyLayout implements Layout {
 
   async purge(queue: string): Promise<number> {
     return Number(await slotGuard(queue, SCRIPTS.purge.run(this.client, [legacyKeys(queue).ready], [])));
+  }
+
+  /** A `__bq_frame` is unwrapped: its inner envelope is the body, its headers the native metadata. */
+  scan(queue: string, options: ScanOptions): AsyncGenerator<ScannedRecord> {
+    return scanList(this.client, queue, legacyKeys(queue).ready, options, unframe);
+  }
+
+  async depth(queue: string): Promise<number> {
+    return Number(await slotGuard(queue, this.client.llen(legacyKeys(queue).ready)));
+  }
+
+  remove(queue: string, body: Buffer): Promise<boolean> {
+    return removeFromList(this.client, queue, legacyKeys(queue).ready, body, unframe);
   }
 
   reserver(queue: string): Reserver {

@@ -5,6 +5,8 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { deadlineScore, dueScore, nowSeconds } from '../clock.js';
@@ -17,6 +19,7 @@ import { sleep, untilAborted } from '../consume/wait.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
+import { removeFromList, scanList } from './list-scan.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
 
@@ -24,6 +27,8 @@ const RULES = redisRules('redis-zset');
 
 /** Delays and delayed retries; no headers (the layout has no place for them and the spec forbids a frame). */
 const CAPABILITIES: TransportCapabilities = { delayedPublish: true, delayedRetry: true, retry: true, headers: false };
+
+const bare = (value: Buffer) => ({ body: value, headers: {} });
 
 const POISON = 'the reserve script could not decode the job (not a JSON object with a numeric attempts)';
 
@@ -68,6 +73,19 @@ export class ZsetLayout implements Layout {
   async purge(queue: string): Promise<number> {
     const keys = this.keys(queue);
     return Number(await slotGuard(queue, SCRIPTS.purge.run(this.client, [keys.ready, keys.delayed], [])));
+  }
+
+  /** The element is the bare envelope: no headers. */
+  scan(queue: string, options: ScanOptions): AsyncGenerator<ScannedRecord> {
+    return scanList(this.client, queue, this.keys(queue).ready, options, bare);
+  }
+
+  async depth(queue: string): Promise<number> {
+    return Number(await slotGuard(queue, this.client.llen(this.keys(queue).ready)));
+  }
+
+  remove(queue: string, body: Buffer): Promise<boolean> {
+    return removeFromList(this.client, queue, this.keys(queue).ready, body, bare);
   }
 
   reserver(queue: string): Reserver {

@@ -13,11 +13,37 @@ export function envelopeBody(urn: string, data: Record<string, unknown> = {}, at
   return Buffer.from(EnvelopeCodec.encode({ ...env, attempts }), 'utf8');
 }
 
-/** A transport on the test broker with a recording logger. */
+const opened = new Set<RedisTransport | Redis>();
+
+/** Registers a transport or client for {@link closeTransports}; returns it. */
+export function track<T extends RedisTransport | Redis>(closable: T): T {
+  opened.add(closable);
+  return closable;
+}
+
+/** A transport on the test broker with a recording logger; {@link closeTransports} closes it whatever the test did. */
 export function transport(url: string, options: RedisTransportOptions = {}) {
   const logger = captureLogger();
-  const t = new RedisTransport({ url, logger, ...options });
+  const t = track(new RedisTransport({ url, logger, ...options }));
   return { t, logger };
+}
+
+/**
+ * Closes every transport and client {@link track} registered (both close
+ * idempotently). Run it in `afterEach`: a failed assertion then never leaves a
+ * connection open that would keep the file alive until the runner's timeout.
+ */
+export async function closeTransports(): Promise<void> {
+  const all = [...opened];
+  opened.clear();
+  // Transports first: one may use a tracked client.
+  await Promise.allSettled(all.filter((c) => c instanceof RedisTransport).map((t) => t.close()));
+  await Promise.allSettled(all.filter((c): c is Redis => !(c instanceof RedisTransport)).map((c) => (c.status === 'end' ? undefined : c.quit())));
+}
+
+/** Makes every member of a sorted set due now: the clock moved through its scores instead of waiting for them. */
+export async function dueNow(redis: Redis, key: string): Promise<void> {
+  for (const [member] of await withScores(redis, key)) await redis.zadd(key, 'XX', now() - 1, member);
 }
 
 /**
@@ -65,3 +91,5 @@ export async function withScores(redis: Redis, key: string): Promise<[Buffer, st
 export async function zadd(redis: Redis, key: string, ...pairs: (string | number | Buffer)[]): Promise<void> {
   await redis.call('ZADD', key, ...pairs);
 }
+
+export { until } from '../../../../test/support/until.js';

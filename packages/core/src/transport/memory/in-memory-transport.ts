@@ -1,4 +1,6 @@
+import { BQ_CONTRACT_KEYS } from '../../projection/bq-strings.js';
 import { projectPulsar } from '../../projection/pulsar.js';
+import { recordProjection } from '../../projection/record.js';
 import { withAttempts } from '../../reemit/edit.js';
 import type { BindingRules } from '../../settlement/binding-rules.js';
 import type { Decision } from '../../settlement/decision.js';
@@ -11,6 +13,8 @@ import {
   type HeaderValue,
   type OutgoingMessage,
   type RawPublishOptions,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '../transport.js';
@@ -30,6 +34,9 @@ export interface InMemoryTransportOptions {
    */
   beforeWrite?: (queue: string, body: Buffer) => void;
 }
+
+/** Records {@link InMemoryTransport.scan} copies out of the broker at a time. */
+const SCAN_BATCH = 500;
 
 const RULES: BindingRules = {
   name: 'memory',
@@ -98,6 +105,27 @@ export class InMemoryTransport implements Transport {
     return this.broker.purge(queue);
   }
 
+  /** The ready messages from `offset` on, read in batches of {@link SCAN_BATCH}; delayed and leased ones are not waiting. */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    let index = options.offset ?? 0;
+    for (;;) {
+      const batch = this.broker.readySlice(queue, index, SCAN_BATCH);
+      for (const message of batch) {
+        if (options.signal?.aborted) return;
+        yield { body: message.body, headers: message.headers, key: message.key, index: index++ };
+      }
+      if (batch.length < SCAN_BATCH) return;
+    }
+  }
+
+  async depth(queue: string): Promise<number> {
+    return this.broker.stats(queue).ready;
+  }
+
+  async remove(queue: string, body: Buffer): Promise<boolean> {
+    return this.broker.removeReady(queue, body);
+  }
+
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     // Leases are renewed while this loop runs; a delivery left unsettled after it ends expires.
     const keeper = new ReservationKeeper({
@@ -155,14 +183,16 @@ export class InMemoryTransport implements Transport {
         return;
       case 'retry': {
         const body = withAttempts(message.body, decision.attempts);
-        const headers = { ...message.headers, 'bq-attempts': String(decision.attempts) };
-        this.write(queue, body, headers, message.key, decision.delayMs);
+        this.write(queue, body, copyHeaders(message.headers, body), message.key, decision.delayMs);
         this.broker.ack(queue, leaseId);
         return;
       }
       case 'dead-letter':
         try {
-          this.write(decision.queue, decision.record, deadLetterHeaders(message.headers), message.key, 0);
+          const headers = decision.reason === 'version_gate'
+            ? versionGatedHeaders(message.headers)
+            : copyHeaders(message.headers, decision.record);
+          this.write(decision.queue, decision.record, headers, message.key, 0);
         } catch (cause) {
           throw new DeadLetterWriteError(decision.queue, { cause });
         }
@@ -176,8 +206,23 @@ export class InMemoryTransport implements Transport {
   }
 }
 
-/** A dead-letter record keeps the routing headers but not the attempts / version projection. */
-function deadLetterHeaders(headers: Readonly<Record<string, HeaderValue>>): Record<string, HeaderValue> {
+/**
+ * The headers of a retry copy or a failed / unknown-URN / poison record: the
+ * `bq-` projection of the record itself (its counted attempts; nothing for a
+ * record that is not an envelope), plus the delivery's riders.
+ */
+function copyHeaders(headers: Readonly<Record<string, HeaderValue>>, record: Buffer): Record<string, HeaderValue> {
+  const out: Record<string, HeaderValue> = {};
+  for (const [key, value] of Object.entries(headers)) if (!Object.hasOwn(BQ_CONTRACT_KEYS, key)) out[key] = value;
+  return Object.assign(out, projectPulsar(recordProjection(record)));
+}
+
+/**
+ * A version-gated record is the raw body, never decoded: it keeps the
+ * delivery's routing headers but not the attempts / version projection (the
+ * Pulsar rule, FACTS §3).
+ */
+function versionGatedHeaders(headers: Readonly<Record<string, HeaderValue>>): Record<string, HeaderValue> {
   const { 'bq-attempts': _attempts, 'bq-schema-version': _version, ...rest } = headers;
   return rest;
 }

@@ -42,6 +42,22 @@ class Fifo<T> {
     return this.items.slice(this.head);
   }
 
+  /** Items `start` (from the head) up to `end`, exclusive. */
+  slice(start: number, end: number): T[] {
+    return this.items.slice(this.head + start, this.head + end);
+  }
+
+  /** Removes the first item `match` accepts; false when none does. */
+  removeFirst(match: (item: T) => boolean): boolean {
+    for (let i = this.head; i < this.items.length; i++) {
+      if (match(this.items[i] as T)) {
+        this.items.splice(i, 1);
+        return true;
+      }
+    }
+    return false;
+  }
+
   clear(): void {
     this.items = [];
     this.head = 0;
@@ -124,6 +140,20 @@ export class MemoryBroker {
     const state = this.state(queue);
     this.promote(state);
     return state.ready.toArray();
+  }
+
+  /** Ready messages `offset` to `offset + limit` (exclusive) from the head, oldest first. */
+  readySlice(queue: string, offset: number, limit: number): readonly StoredMessage[] {
+    const state = this.state(queue);
+    this.promote(state);
+    return state.ready.slice(offset, offset + limit);
+  }
+
+  /** Removes the first ready message whose body is `body` byte for byte; false when none is. */
+  removeReady(queue: string, body: Buffer): boolean {
+    const state = this.state(queue);
+    this.promote(state);
+    return state.ready.removeFirst((message) => message.body.equals(body));
   }
 
   /** Counts of a queue's messages by state. */

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { transportFromUrl } from '@babelqueue/core';
+import { main, type CliIo } from 'babelqueue';
+import { memoryUrl, run } from './support/capture.js';
+
+describe('babelqueue console', () => {
+  test('--help says how to start it and what every option does', async () => {
+    const r = await run(['console', '--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.out, /^Usage: babelqueue console --url URL \[--queue Q \.\.\.\]/);
+    for (const option of ['--queue Q', '--dlq NAME', '--host H', '--port P', '--read-only', '--token T', '--basic-auth U:P', '--scan-limit N']) {
+      assert.ok(r.out.includes(option), option);
+    }
+    assert.match(r.out, /babelqueue console --url redis:\/\/127\.0\.0\.1:6379 --queue orders/);
+    assert.match((await run(['--help'])).out, /console {2,}the DLQ console/);
+  });
+
+  for (const [argv, message] of [
+    [['console', '--url', 'redis://127.0.0.1:1', '--host', '0.0.0.0'], /--host 0\.0\.0\.0 is reachable beyond this machine: add --token/],
+    [['console', '--url', 'redis://127.0.0.1:1', '--token', 'short'], /--token must be at least 16 characters/],
+    [['console', '--url', 'redis://127.0.0.1:1', '--basic-auth', 'nocolon'], /--basic-auth takes user:password/],
+    [['console', '--url', 'redis://127.0.0.1:1', '--port', '70000'], /--port must be 0-65535/],
+    [['console', '--url', 'redis://127.0.0.1:1', 'extra'], /unexpected argument "extra"/],
+  ] as const) {
+    test(`${argv.slice(3).join(' ')} → exit 2 before connecting`, async () => {
+      const r = await run([...argv]);
+      assert.equal(r.code, 2);
+      assert.match(r.err, message);
+    });
+  }
+
+  test('serves the page until stopped, read-only when asked, and prints where', async () => {
+    const url = memoryUrl();
+    const transport = await transportFromUrl(url);
+    await transport.publishRaw!('orders.dlq', Buffer.from('{"raw":"x","dead_letter":{"reason":"poison","error":"e","exception":null,"failed_at":1,"original_queue":"orders","attempts":1,"lang":"go"}}'));
+    const stop = new AbortController();
+    let out = '';
+    let err = '';
+    const io: CliIo = {
+      stdout: (text) => (out += text),
+      stderr: (text) => (err += text),
+      env: {},
+      interactive: false,
+      confirm: async () => false,
+      signal: stop.signal,
+      sharesMemoryBrokers: true,
+    };
+    const exited = main(['console', '--url', url, '--queue', 'orders', '--port', '0', '--read-only', '--json'], io);
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!out.includes('\n')) {
+        assert.ok(Date.now() < deadline, `the console printed its address (stderr: ${err})`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const printed = JSON.parse(out) as { url: string; open: string; read_only: boolean };
+      assert.match(printed.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+      assert.equal(printed.read_only, true);
+      const session = await (await fetch(new URL('/api/session', printed.url))).json() as { read_only: boolean; dlqs: string[] };
+      assert.deepEqual([session.read_only, session.dlqs], [true, ['orders.dlq']]);
+      const records = await (await fetch(new URL('/api/records?dlq=orders.dlq', printed.url))).json() as { records: { kind: string }[] };
+      assert.deepEqual(records.records.map((r) => r.kind), ['poison']);
+    } finally {
+      stop.abort();
+    }
+    assert.equal(await exited, 0, err);
+    assert.match(err, /Ctrl-C stops it/);
+  });
+});

@@ -1,0 +1,228 @@
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { ASSETS } from './assets.generated.js';
+import { deleteSelected, purgeAll, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
+import { DepthHistory } from './depth-history.js';
+import { BadQueryError, parseFilter, parseSort } from './filter.js';
+import { KeyedLock } from './keyed-lock.js';
+import { locate, type RecordRef } from './locate.js';
+import { BROWSE_MAX, HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
+import { readPage } from './pages.js';
+import { detail } from './records.js';
+import { Guard } from './security.js';
+import { CannotReadError, recordSource, type RecordSource } from './source.js';
+import { readStats } from './stats.js';
+
+/** A running console. */
+export interface RunningConsole {
+  /** Where it listens, e.g. `http://127.0.0.1:8080/` (with a token: add `?token=…` to open it). */
+  readonly url: string;
+  readonly port: number;
+  /** Stops listening and sampling. The transport stays open (it is the caller's). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the DLQ console: an HTTP server (Hono on node:http) serving one page
+ * and a JSON API over `options.transport`. It reads through the Transport
+ * contract (`scan`/`depth`, else `browse`), and moves records with `remove`
+ * where the broker has it, else with the core's drain (redrive: ADR-0026;
+ * delete: take and restore). Resolves once it listens.
+ *
+ * @example
+ * ```ts
+ * import { transportFromUrl } from '@babelqueue/core';
+ * import { startConsole } from '@babelqueue/console';
+ *
+ * const transport = await transportFromUrl('redis://127.0.0.1:6379');
+ * await transport.connect({ timeoutMs: 5000 });
+ * const console_ = await startConsole({ transport, queues: ['orders'], port: 8080 });
+ * process.stdout.write(`DLQ console on ${console_.url}\n`);
+ * ```
+ */
+export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
+  const settings = resolveSettings(options);
+  const source = recordSource(settings.transport, BROWSE_MAX);
+  const history = new DepthHistory(settings.dlqs, (dlq) => lock.run(dlq, () => source.depth(dlq)), HISTORY_KEEP);
+  const lock = new KeyedLock();
+  const app = consoleApp(settings, source, history, lock);
+  const server = createAdaptorServer({ fetch: app.fetch });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  history.start(settings.sampleEveryMs);
+  const port = (server.address() as AddressInfo).port;
+  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  const url = `http://${host}:${port}/`;
+  settings.logger.info({ url, dlqs: settings.dlqs, readOnly: settings.readOnly, auth: settings.auth.kind, reads: source.mode }, 'DLQ console listening');
+  return {
+    url,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        history.stop();
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}
+
+function consoleApp(settings: ConsoleSettings, source: RecordSource, history: DepthHistory, lock: KeyedLock): Hono {
+  const { transport, logger } = settings;
+  const guard = new Guard(settings.auth, settings.host);
+  const actions: ActionContext = { transport, source, logger, scanLimit: settings.scanLimit, idleMs: settings.idleMs };
+  const app = new Hono();
+  app.use('*', guard.headers(), guard.hostCheck(), guard.authenticate(), guard.csrf());
+  app.use('/api/*', bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ error: 'request body over 1 MiB' }, 413) }));
+
+  app.get('/', (c) => {
+    guard.sessionToken(c);
+    return c.html(ASSETS.html);
+  });
+  app.get('/assets/app.js', (c) => c.body(ASSETS.js, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }));
+  app.get('/assets/style.css', (c) => c.body(ASSETS.css, 200, { 'Content-Type': 'text/css; charset=utf-8' }));
+  app.get('/favicon.svg', (c) => c.body(ASSETS.favicon, 200, { 'Content-Type': 'image/svg+xml' }));
+
+  app.get('/api/session', (c) => c.json({
+    csrf: guard.sessionToken(c),
+    read_only: settings.readOnly,
+    broker: { binding: transport.rules.name, target: transport.target },
+    dlqs: settings.dlqs,
+    reads: source.mode,
+    can: {
+      depth: typeof transport.depth === 'function',
+      remove: typeof transport.remove === 'function',
+      redrive: typeof transport.publishRaw === 'function',
+      bypass: transport.capabilities.headers,
+      purge: typeof transport.purge === 'function',
+      delete: typeof transport.remove === 'function' || (typeof transport.publishRaw === 'function'),
+    },
+    limits: { scan: settings.scanLimit, page: PAGE_MAX, sort_window: SORT_WINDOW, browse: BROWSE_MAX },
+  }));
+
+  app.get('/api/records', (c) => withDlq(c, async (dlq) => {
+    const page = await readPage(source, dlq, {
+      filter: parseFilter((n) => c.req.query(n)),
+      sort: parseSort((n) => c.req.query(n)),
+      from: integer(c.req.query('from'), 0, 'from'),
+      offset: integer(c.req.query('offset'), 0, 'offset'),
+      limit: Math.min(integer(c.req.query('limit'), 1, 'limit', 50), PAGE_MAX),
+    }, { scanLimit: settings.scanLimit, sortWindow: SORT_WINDOW });
+    history.record(dlq, page.depth);
+    return c.json({ dlq, ...page });
+  }));
+
+  app.get('/api/record', (c) => withDlq(c, async (dlq) => {
+    const ref: RecordRef = { index: integer(c.req.query('index'), 0, 'index'), hash: c.req.query('hash') ?? '' };
+    const found = (await locate(source, dlq, [ref], settings.scanLimit)).get(ref);
+    if (found === undefined) return c.json({ error: 'that record is no longer on the DLQ (redriven, deleted or taken meanwhile)' }, 404);
+    return c.json({ dlq, record: detail(found) });
+  }));
+
+  app.get('/api/stats', (c) => withDlq(c, async (dlq) => {
+    const stats = await readStats(source, dlq, parseFilter((n) => c.req.query(n)), settings.scanLimit);
+    history.record(dlq, stats.depth);
+    return c.json({ dlq, ...stats, history: history.of(dlq) });
+  }));
+
+  app.get('/api/history', (c) => withDlq(c, async (dlq) => c.json({ dlq, history: history.of(dlq) }), false));
+
+  app.post('/api/redrive', (c) => action(c, async (dlq, body) => {
+    const request: RedriveRequest = {
+      bypass: body.bypass === true,
+      ...(typeof body.to === 'string' && body.to.trim() !== '' ? { toQueue: body.to.trim() } : {}),
+    };
+    if (isRecord(body.matching)) {
+      const matching = body.matching;
+      return redriveMatching(actions, dlq, parseFilter((n) => (typeof matching[n] === 'string' ? matching[n] : undefined)), request);
+    }
+    return redriveSelected(actions, dlq, refsOf(body.records), request);
+  }));
+
+  app.post('/api/delete', (c) => action(c, (dlq, body) => deleteSelected(actions, dlq, refsOf(body.records))));
+
+  app.post('/api/purge', (c) => action(c, async (dlq, body) => {
+    if (body.confirm !== dlq) throw new BadQueryError(`purge needs "confirm": the DLQ's name (${dlq})`);
+    return purgeAll(actions, dlq);
+  }));
+
+  app.notFound((c) => c.json({ error: 'not found' }, 404));
+  app.onError((error, c) => {
+    logger.error({ path: c.req.path, error: error.message }, 'console request failed');
+    return c.json({ error: 'internal error' }, 500);
+  });
+  return app;
+
+  /** Runs `work` for the request's `dlq` (one of the configured ones) under that DLQ's lock, mapping errors to statuses. */
+  async function withDlq(c: Context, work: (dlq: string) => Promise<Response>, locked = true): Promise<Response> {
+    const dlq = c.req.query('dlq') ?? '';
+    if (!settings.dlqs.includes(dlq)) return c.json({ error: `unknown DLQ "${dlq}"; this console shows ${settings.dlqs.join(', ')}` }, 404);
+    try {
+      return await (locked ? lock.run(dlq, () => work(dlq)) : work(dlq));
+    } catch (error) {
+      return failure(c, error);
+    }
+  }
+
+  async function action(c: Context, work: (dlq: string, body: Record<string, unknown>) => Promise<{ error?: string; dlq: string }>): Promise<Response> {
+    if (settings.readOnly) return c.json({ error: 'this console is read-only' }, 403);
+    let body: unknown;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: 'the body is not JSON' }, 400);
+    }
+    if (!isRecord(body)) return c.json({ error: 'the body must be a JSON object' }, 400);
+    const json = body;
+    const dlq = typeof json.dlq === 'string' ? json.dlq : '';
+    if (!settings.dlqs.includes(dlq)) return c.json({ error: `unknown DLQ "${dlq}"` }, 404);
+    try {
+      const result = await lock.run(dlq, () => work(dlq, json));
+      void history.sampleAll();
+      return c.json(result, result.error === undefined ? 200 : 502);
+    } catch (error) {
+      return failure(c, error);
+    }
+  }
+
+  function failure(c: Context, error: unknown): Response {
+    const message = redact(error instanceof Error ? error.message : String(error));
+    if (error instanceof BadQueryError || error instanceof RangeError || error instanceof UnsupportedActionError) return c.json({ error: message }, 400);
+    if (error instanceof CannotReadError) return c.json({ error: message, reads: 'none' }, 409);
+    logger.warn({ path: c.req.path, error: message }, 'console: broker operation failed');
+    return c.json({ error: `the broker failed: ${message}` }, 502);
+  }
+}
+
+function refsOf(value: unknown): RecordRef[] {
+  if (!Array.isArray(value) || value.length === 0) throw new BadQueryError('"records" must be a non-empty list of {index, hash}');
+  if (value.length > PAGE_MAX * 5) throw new BadQueryError(`at most ${PAGE_MAX * 5} records at once; use "matching" for more`);
+  return value.map((entry) => {
+    if (!isRecord(entry) || !Number.isSafeInteger(entry.index) || (entry.index as number) < 0 || typeof entry.hash !== 'string' || !/^[0-9a-f]{16}$/.test(entry.hash)) {
+      throw new BadQueryError('each record is {"index": n, "hash": "<16 hex digits>"}');
+    }
+    return { index: entry.index as number, hash: entry.hash };
+  });
+}
+
+function integer(raw: string | undefined, min: number, name: string, fallback = min): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new BadQueryError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Credentials a broker error may echo (`scheme://user:pass@`) are masked. */
+function redact(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1***@');
+}

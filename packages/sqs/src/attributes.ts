@@ -1,0 +1,56 @@
+import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { projectSqs } from '@babelqueue/core';
+
+/** SQS MessageAttributes as the client sends and receives them. */
+export type Attributes = Record<string, MessageAttributeValue>;
+
+/** The attribute the version gate reads. */
+export const SCHEMA_VERSION_ATTRIBUTE = 'bq-schema-version';
+
+const NO_PROJECTION = { urn: '', traceId: '', messageId: '', schemaVersion: Number.NaN, lang: '', createdAt: Number.NaN, attempts: Number.NaN };
+
+/**
+ * Out-of-band headers alone (a raw record, a redrive) as String attributes,
+ * with the projection's rules: blank keys and values dropped, contract names
+ * never taken by a rider, sorted, at most 10.
+ */
+export function riderAttributes(headers: Readonly<Record<string, string>> | undefined): Attributes {
+  return projectSqs(NO_PROJECTION, headers);
+}
+
+/** The String and Number attributes of a received message, as strings (Binary ones are left out). */
+export function headersOf(attributes: Attributes | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    if (typeof value.StringValue === 'string') out[name] = value.StringValue;
+  }
+  return out;
+}
+
+/** A received message's attributes, for a record that carries them on (the values SQS accepts on a send). */
+export function copyAttributes(attributes: Attributes | undefined, without: readonly string[] = []): Attributes {
+  const out: Attributes = {};
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    if (without.includes(name)) continue;
+    out[name] = {
+      DataType: value.DataType,
+      ...(value.StringValue !== undefined ? { StringValue: value.StringValue } : {}),
+      ...(value.BinaryValue !== undefined ? { BinaryValue: value.BinaryValue } : {}),
+    };
+  }
+  return out;
+}
+
+/**
+ * A message's size as SQS counts it against the queue's maximum: the body's
+ * bytes plus each attribute's name, data type and value.
+ */
+export function messageBytes(bodyBytes: number, attributes: Attributes): number {
+  let bytes = bodyBytes;
+  for (const [name, value] of Object.entries(attributes)) {
+    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
+    if (value.StringValue !== undefined) bytes += Buffer.byteLength(value.StringValue, 'utf8');
+    if (value.BinaryValue !== undefined) bytes += value.BinaryValue.length;
+  }
+  return bytes;
+}

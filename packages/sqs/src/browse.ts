@@ -1,0 +1,66 @@
+import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Logger } from '@babelqueue/core';
+import { describe } from './aws-errors.js';
+import type { QueueInfo } from './queues.js';
+import type { SettleBatcher } from './settle-batcher.js';
+
+/** How long browsed messages are leased while the browse collects them, in seconds. */
+export const BROWSE_LEASE_SECONDS = 30;
+
+/** What browse and purge need. */
+export interface ToolContext {
+  readonly client: SQSClient;
+  readonly batcher: SettleBatcher;
+  readonly logger: Logger;
+}
+
+/**
+ * Reads up to `max` bodies without consuming them. SQS has no peek: messages
+ * are received with a short lease ({@link BROWSE_LEASE_SECONDS}) until `max`
+ * are collected or a one-second long poll finds no more, then all are made
+ * visible again at once (`ChangeMessageVisibility` 0). Each browse counts as
+ * one receive in `ApproximateReceiveCount` (and towards a RedrivePolicy), and
+ * for a few seconds the browsed messages are invisible to consumers. On a
+ * FIFO queue a group's messages behind the first leased ones stay hidden
+ * until the lease ends, so a browse sees at most one receive's worth per group.
+ */
+export async function browseQueue(context: ToolContext, queue: QueueInfo, max: number): Promise<Buffer[]> {
+  const taken: Message[] = [];
+  try {
+    while (taken.length < max) {
+      const batch = await receiveLeased(context, queue, Math.min(10, max - taken.length));
+      if (batch.length === 0) break;
+      taken.push(...batch);
+    }
+  } finally {
+    await Promise.all(taken.map((m) => context.batcher.changeVisibility(queue.url, m.ReceiptHandle!, 0).catch((error: unknown) =>
+      context.logger.warn({ queue: queue.name, error: describe(error) }, `a browsed message stays hidden until its ${BROWSE_LEASE_SECONDS} s lease ends`))));
+  }
+  return taken.map((m) => Buffer.from(m.Body ?? '', 'utf8'));
+}
+
+/**
+ * Deletes every message a receive can see and returns how many: leased and
+ * deleted ten at a time until a one-second long poll finds no more. Messages
+ * another consumer holds right now are not counted and stay (unlike
+ * `PurgeQueue`, which SQS allows once a minute and which reports no count).
+ */
+export async function purgeQueue(context: ToolContext, queue: QueueInfo): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const batch = await receiveLeased(context, queue, 10);
+    if (batch.length === 0) return purged;
+    await Promise.all(batch.map((m) => context.batcher.delete(queue.url, m.ReceiptHandle!)));
+    purged += batch.length;
+  }
+}
+
+async function receiveLeased(context: ToolContext, queue: QueueInfo, max: number): Promise<Message[]> {
+  const { Messages = [] } = await context.client.send(new ReceiveMessageCommand({
+    QueueUrl: queue.url,
+    MaxNumberOfMessages: max,
+    WaitTimeSeconds: 1,
+    VisibilityTimeout: BROWSE_LEASE_SECONDS,
+  }));
+  return Messages;
+}

@@ -1,0 +1,71 @@
+import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { connectWithin, maskUrl, type ConnectOptions } from '@babelqueue/core';
+import { errorCode, isAccessDenied, isFatalClientError } from './aws-errors.js';
+import type { ResolvedOptions, SqsTransportOptions } from './options.js';
+
+/**
+ * The SQS client of one transport. SQS is plain HTTPS, so there is no
+ * connection to hold: "connecting" means one signed request answered, which
+ * proves the endpoint, the region and the credentials.
+ */
+export class Connection {
+  readonly client: SQSClient;
+  /** Where the transport talks, for log lines: `sqs://<region>?endpoint=<masked endpoint>`. */
+  readonly target: string;
+  private readonly owned: boolean;
+  private verified = false;
+
+  constructor(options: SqsTransportOptions, resolved: ResolvedOptions) {
+    this.owned = options.client === undefined;
+    this.client = options.client ?? new SQSClient({
+      ...options.clientConfig,
+      ...(resolved.region !== undefined ? { region: resolved.region } : {}),
+      ...(resolved.endpoint !== undefined ? { endpoint: resolved.endpoint } : {}),
+      ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+    });
+    // An endpoint rarely carries user info; mask it when it does.
+    const endpoint = resolved.endpoint === undefined ? '' : `?endpoint=${resolved.endpoint.includes('@') ? maskUrl(resolved.endpoint) : resolved.endpoint}`;
+    this.target = `sqs://${resolved.region ?? '(default region)'}${endpoint}`;
+  }
+
+  /**
+   * One `ListQueues` answered (an `AccessDenied` counts: the request was signed
+   * with valid credentials, the worker just may not list queues). Missing or
+   * refused credentials, a missing region and an unknown host fail at once; a
+   * refused or dropped connection is retried until the deadline.
+   */
+  async verify(options: ConnectOptions): Promise<void> {
+    if (this.verified) return;
+    await connectWithin(this.target, options, async ({ signal, note }) => {
+      for (;;) {
+        try {
+          await this.client.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal: signal });
+          return;
+        } catch (error) {
+          if (isAccessDenied(error)) return;
+          if (signal.aborted || isFatalClientError(error) || errorCode(error) === 'ENOTFOUND') throw error;
+          note(error);
+          await pause(250, signal);
+        }
+      }
+    });
+    this.verified = true;
+  }
+
+  /** Frees the client's sockets, unless the client was handed in. */
+  destroy(): void {
+    if (this.owned) this.client.destroy();
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,50 @@
+import { BabelQueueError } from '@babelqueue/core';
+
+/** The named SQS queue does not exist (and `createQueues` is off). */
+export class QueueNotFoundError extends BabelQueueError {
+  override readonly name = 'QueueNotFoundError';
+  constructor(readonly queue: string, options?: { cause?: unknown }) {
+    super(`the SQS queue "${queue}" does not exist; create it (with a RedrivePolicy for the work queues) or pass createQueues: true`, options);
+  }
+}
+
+/**
+ * A message is larger than the queue accepts. Refused before anything is sent;
+ * a body is never truncated. The size counts the body and every message
+ * attribute (name, type and value), as SQS counts it.
+ */
+export class MessageTooLargeError extends BabelQueueError {
+  override readonly name = 'MessageTooLargeError';
+  constructor(readonly queue: string, readonly bytes: number, readonly limit: number) {
+    super(`message of ${bytes} bytes (body and attributes) is over the ${limit}-byte maximum of SQS queue "${queue}"; nothing was sent`);
+  }
+}
+
+/**
+ * A delay SQS cannot carry: over 900 s, or any per-message delay on a FIFO
+ * queue. Refused before anything is sent.
+ */
+export class DelayNotSupportedError extends BabelQueueError {
+  override readonly name = 'DelayNotSupportedError';
+}
+
+/** A body that is not valid UTF-8: SQS carries text, and rewriting the bytes would corrupt the envelope. */
+export class InvalidBodyError extends BabelQueueError {
+  override readonly name = 'InvalidBodyError';
+}
+
+/** One entry of an SQS batch call failed (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch). */
+export class BatchEntryError extends BabelQueueError {
+  override readonly name = 'BatchEntryError';
+  constructor(readonly code: string, message: string, readonly senderFault: boolean) {
+    super(`${code}: ${message}`);
+  }
+}
+
+/** The transport was closed; no further work is accepted. */
+export class TransportClosedError extends BabelQueueError {
+  override readonly name = 'TransportClosedError';
+  constructor() {
+    super('the SQS transport is closed');
+  }
+}

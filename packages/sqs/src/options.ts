@@ -1,0 +1,109 @@
+import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
+import { ConfigurationError, type Logger } from '@babelqueue/core';
+
+/** SQS's longest long poll. */
+export const MAX_WAIT_TIME_SECONDS = 20;
+/** SQS's longest visibility timeout (12 hours). */
+export const MAX_VISIBILITY_SECONDS = 43_200;
+/** SQS's longest per-message delay (`DelaySeconds`). */
+export const MAX_DELAY_SECONDS = 900;
+/** SQS's message size ceiling, and the default when a queue does not report `MaximumMessageSize`. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_576;
+
+/** Options of {@link SqsTransport}. */
+export interface SqsTransportOptions {
+  /** AWS region; default the URL's host, else the standard AWS chain (`AWS_REGION`, profile). */
+  readonly region?: string;
+  /** Endpoint of an SQS-compatible server (ElasticMQ, LocalStack); default AWS's. */
+  readonly endpoint?: string;
+  /** Static credentials or a provider; default the standard AWS chain (environment, profile, SSO, instance role). */
+  readonly credentials?: SQSClientConfig['credentials'];
+  /** Any other `SQSClient` setting (retries, HTTP handler, …); `region`, `endpoint` and `credentials` above win. */
+  readonly clientConfig?: SQSClientConfig;
+  /** A client of your own. It is used as is (the settings above are ignored) and not destroyed by `close()`. */
+  readonly client?: SQSClient;
+  /** Queue URLs are `<prefix>/<name>` instead of asked for with `GetQueueUrl` (URL `prefix=`). */
+  readonly queueUrlPrefix?: string;
+  /** Create a queue that does not exist (FIFO when its name ends in `.fifo`) instead of failing. Default false. */
+  readonly createQueues?: boolean;
+  /** Treat every queue as FIFO (URL `fifo=1`). Default: a queue is FIFO when its name ends in `.fifo`. */
+  readonly fifo?: boolean;
+  /** `MessageGroupId` of FIFO publishes (URL `group_id=`); default the queue name. A publish's `key` overrides it. */
+  readonly messageGroupId?: string;
+  /**
+   * Whether FIFO queues deduplicate by content (URL `content_dedup=1`): then no
+   * `MessageDeduplicationId` is sent. Default: the queue's own
+   * `ContentBasedDeduplication` attribute.
+   */
+  readonly contentBasedDeduplication?: boolean;
+  /** Long-poll wait of each receive, 0–20 s (URL `wait_time=`). Default 20. A graceful stop waits for the current poll. */
+  readonly waitTimeSeconds?: number;
+  /**
+   * The visibility timeout every receive asks for, 1–43200 s (URL
+   * `visibility_timeout=`): the reservation. A heartbeat renews it every third
+   * of that while the handler runs. Default 30.
+   */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Largest message (body plus attributes) to send, in bytes. Default the queue's `MaximumMessageSize`, else 1 MiB. */
+  readonly maxMessageBytes?: number;
+  /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
+  readonly logger?: Logger;
+}
+
+/** The options with every default filled in. */
+export interface ResolvedOptions {
+  readonly region: string | undefined;
+  readonly endpoint: string | undefined;
+  readonly queueUrlPrefix: string | undefined;
+  readonly createQueues: boolean;
+  readonly fifo: boolean;
+  readonly messageGroupId: string | undefined;
+  readonly contentBasedDeduplication: boolean | undefined;
+  readonly waitTimeSeconds: number;
+  readonly visibilityTimeoutSeconds: number;
+  readonly maxMessageBytes: number | undefined;
+  readonly logger: Logger;
+}
+
+const KEYS = new Set([
+  'region', 'endpoint', 'credentials', 'clientConfig', 'client', 'queueUrlPrefix', 'createQueues', 'fifo',
+  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'visibilityTimeoutSeconds', 'maxMessageBytes', 'logger',
+]);
+
+/** Checks every option (unknown keys refused, so a plain-JavaScript typo fails at once) and fills in the defaults. */
+export function resolveOptions(options: SqsTransportOptions, logger: Logger): ResolvedOptions {
+  for (const key of Object.keys(options)) {
+    if (!KEYS.has(key)) throw new ConfigurationError(`unknown SqsTransport option "${key}"`);
+  }
+  const waitTimeSeconds = integerIn('waitTimeSeconds', options.waitTimeSeconds ?? MAX_WAIT_TIME_SECONDS, 0, MAX_WAIT_TIME_SECONDS);
+  const visibilityTimeoutSeconds = integerIn('visibilityTimeoutSeconds', options.visibilityTimeoutSeconds ?? 30, 1, MAX_VISIBILITY_SECONDS);
+  const maxMessageBytes = options.maxMessageBytes === undefined
+    ? undefined
+    : integerIn('maxMessageBytes', options.maxMessageBytes, 1, Number.MAX_SAFE_INTEGER);
+  return {
+    region: text('region', options.region),
+    endpoint: text('endpoint', options.endpoint),
+    queueUrlPrefix: text('queueUrlPrefix', options.queueUrlPrefix),
+    createQueues: options.createQueues ?? false,
+    fifo: options.fifo ?? false,
+    messageGroupId: text('messageGroupId', options.messageGroupId),
+    contentBasedDeduplication: options.contentBasedDeduplication,
+    waitTimeSeconds,
+    visibilityTimeoutSeconds,
+    maxMessageBytes,
+    logger,
+  };
+}
+
+function integerIn(name: string, value: number, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function text(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') throw new ConfigurationError(`${name} must be a non-blank string, got ${JSON.stringify(value)}`);
+  return value;
+}

@@ -1,0 +1,28 @@
+import { sqsDlqName, type BindingRules, type TransportCapabilities } from '@babelqueue/core';
+
+/**
+ * Amazon SQS's settlement rules (seed 000, "Amazon SQS"): with dead-lettering
+ * off, poison and a version-gated message are left to SQS itself (not deleted,
+ * reported; visibility expiry redelivers them and the queue's RedrivePolicy
+ * moves them to its native dead-letter queue). `on_unknown_urn: delete` drops
+ * them. The BabelQueue DLQ is `<queue>-dlq` (`<queue>-dlq.fifo` for FIFO).
+ */
+export const SQS_RULES: BindingRules = {
+  name: 'sqs',
+  poisonWithoutDeadLetter: 'native',
+  deleteStrategyDropsPoison: true,
+  versionGateWithoutDeadLetter: 'native',
+  dlqName: (queue, suffix) => sqsDlqName(queue, suffix === undefined ? {} : { suffix }),
+};
+
+/**
+ * Delays ride `DelaySeconds` (standard queues, up to 900 s); a retry is a
+ * release with `ChangeMessageVisibility(backoff)`; riders ride String
+ * MessageAttributes.
+ */
+export const SQS_CAPABILITIES: TransportCapabilities = {
+  delayedPublish: true,
+  delayedRetry: true,
+  retry: true,
+  headers: true,
+};

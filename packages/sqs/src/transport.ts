@@ -1,0 +1,220 @@
+import {
+  consoleLogger,
+  projectSqs,
+  type BindingRules,
+  type ConnectOptions,
+  type ConsumeOptions,
+  type Delivery,
+  type OutgoingMessage,
+  type RawPublishOptions,
+  type Transport,
+  type TransportCapabilities,
+} from '@babelqueue/core';
+import { riderAttributes } from './attributes.js';
+import { isQueueMissing } from './aws-errors.js';
+import { browseQueue, purgeQueue } from './browse.js';
+import { Connection } from './connection.js';
+import { consumeLoop } from './consume-loop.js';
+import { QueueNotFoundError, TransportClosedError } from './errors.js';
+import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
+import { QueueDirectory, type QueueInfo } from './queues.js';
+import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
+import { Sender, type Outgoing } from './send.js';
+import { SettleBatcher } from './settle-batcher.js';
+
+/** The outcome of one message of {@link SqsTransport.publishMany}, in the order given. */
+export type PublishResult =
+  | { readonly ok: true; readonly messageId: string }
+  | { readonly ok: false; readonly messageId: string; readonly error: Error };
+
+/**
+ * The Amazon SQS binding over `@aws-sdk/client-sqs`.
+ *
+ * - Publishes the envelope bytes as the MessageBody with the native projection
+ *   as MessageAttributes (`bq-job`, `bq-trace-id`, `bq-message-id`,
+ *   `bq-source-lang` String; `bq-schema-version`, `bq-created-at` Number;
+ *   riders such as `traceparent` as String, ten attributes at most). FIFO
+ *   queues get `MessageGroupId` and `MessageDeduplicationId` = `meta.id`.
+ *   Delays ride `DelaySeconds`. What SQS would refuse is refused first, with
+ *   the reason: a delay over 900 s or on a FIFO queue, a message over the
+ *   queue's maximum size, a body that is not valid UTF-8.
+ * - Consumes by long polling, the visibility timeout as the reservation,
+ *   renewed by a heartbeat while the handler runs; settles as
+ *   the delivery (`delivery.ts`) says (delete, release, DLQ write then delete, or
+ *   leave it to the visibility timeout and the queue's RedrivePolicy).
+ */
+export class SqsTransport implements Transport {
+  readonly rules: BindingRules = SQS_RULES;
+  readonly capabilities: TransportCapabilities = SQS_CAPABILITIES;
+  readonly target: string;
+  private readonly options: ResolvedOptions;
+  private readonly connection: Connection;
+  private readonly queues: QueueDirectory;
+  private readonly sender: Sender;
+  private readonly batcher: SettleBatcher;
+  private readonly closing = new AbortController();
+  private readonly running = new Set<Promise<void>>();
+  private closed: Promise<void> | undefined;
+
+  constructor(options: SqsTransportOptions = {}) {
+    this.options = resolveOptions(options, options.logger ?? consoleLogger());
+    this.connection = new Connection(options, this.options);
+    this.target = this.connection.target;
+    this.queues = new QueueDirectory(this.connection.client, this.options);
+    this.sender = new Sender(this.connection.client, this.queues, this.options);
+    this.batcher = new SettleBatcher(this.connection.client);
+  }
+
+  /**
+   * Verifies the endpoint, region and credentials with one signed request.
+   * Missing or refused credentials, a missing region and an unknown host fail
+   * at once; an endpoint that does not answer fails when `timeoutMs` runs out,
+   * naming the last error.
+   */
+  async connect(options: ConnectOptions): Promise<void> {
+    this.assertOpen();
+    await this.connection.verify(options);
+  }
+
+  /** The visibility timeout each receive asks for (the same for every queue): the reservation the heartbeat renews. */
+  reservationMs(_queue?: string): number {
+    return this.options.visibilityTimeoutSeconds * 1000;
+  }
+
+  /**
+   * Sends one envelope; resolves once SQS has it. On a FIFO queue the group is
+   * the message's `key` (UTF-8), else the `messageGroupId` option, else the
+   * queue name.
+   */
+  async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
+    await this.sender.send(message.queue, outgoingOf(message));
+  }
+
+  /**
+   * Sends many envelopes with `SendMessageBatch`: ten per call (and 1 MiB per
+   * call), calls to one queue in parallel. Resolves with one result per
+   * message, in order, and never rejects for one message: a message refused
+   * before sending (too large, a delay SQS cannot carry), failed by SQS in the
+   * batch, or in a call that failed as a whole is `ok: false` with the reason,
+   * so nothing is silently lost.
+   */
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishResult[]> {
+    this.assertOpen();
+    const results: PublishResult[] = new Array(messages.length);
+    const byQueue = new Map<string, number[]>();
+    messages.forEach((message, index) => {
+      const indexes = byQueue.get(message.queue);
+      if (indexes === undefined) byQueue.set(message.queue, [index]);
+      else indexes.push(index);
+    });
+    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
+      const outcomes = await this.sender.sendMany(queue, indexes.map((i) => outgoingOf(messages[i]!)));
+      outcomes.forEach((outcome, k) => {
+        const index = indexes[k]!;
+        const messageId = messages[index]!.projection.messageId;
+        results[index] = outcome.ok ? { ok: true, messageId } : { ok: false, messageId, error: outcome.error };
+      });
+    }));
+    return results;
+  }
+
+  /**
+   * Sends `body` as is to `queue` (a DLQ record, a redrive); `headers` ride
+   * String attributes. On a FIFO queue the group is `options.key`, else the
+   * `messageGroupId` option, else the queue name, and every call gets a fresh
+   * deduplication id (a record written back twice is never deduplicated away).
+   */
+  async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options: RawPublishOptions = {}): Promise<void> {
+    this.assertOpen();
+    await this.sender.send(queue, {
+      body,
+      attributes: riderAttributes(headers),
+      ...(options.key !== undefined && options.key !== null ? { groupId: options.key.toString('utf8') } : {}),
+    });
+  }
+
+  /** Reads up to `max` bodies without consuming them; see {@link browseQueue}. An absent queue reads as empty. */
+  async browse(queue: string, max: number): Promise<Buffer[]> {
+    this.assertOpen();
+    return this.onQueue(queue, (info) => browseQueue(this.tools(), info, max), []);
+  }
+
+  /** Deletes every visible message of `queue`; resolves with how many. See {@link purgeQueue}. An absent queue purges 0. */
+  async purge(queue: string): Promise<number> {
+    this.assertOpen();
+    return this.onQueue(queue, (info) => purgeQueue(this.tools(), info), 0);
+  }
+
+  /**
+   * Consumes `queue` until the signal aborts or a drain limit is reached; see
+   * {@link consumeLoop}. Rejects with {@link QueueNotFoundError} when the queue
+   * does not exist (unless `createQueues`).
+   */
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    this.assertOpen();
+    const info = await this.queues.get(queue);
+    const run = consumeLoop({
+      client: this.connection.client,
+      queue: info,
+      batcher: this.batcher,
+      sender: this.sender,
+      options: this.options,
+      logger: this.options.logger,
+      closing: this.closing.signal,
+    }, onDelivery, options);
+    this.running.add(run);
+    try {
+      await run;
+    } catch (error) {
+      if (isQueueMissing(error)) this.queues.forget(queue);
+      throw error;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  /**
+   * Cancels the receives in flight, lets handed-over deliveries settle, then
+   * frees the client. Idempotent; never waits on an unreachable endpoint
+   * longer than the settlements in flight take to fail.
+   */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      this.closing.abort();
+      await Promise.allSettled(this.running);
+      this.connection.destroy();
+    })();
+    return this.closed;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransportClosedError();
+  }
+
+  private tools() {
+    return { client: this.connection.client, batcher: this.batcher, logger: this.options.logger };
+  }
+
+  /** Runs a tool on an existing queue (never creating one); an absent queue gives `absent`. */
+  private async onQueue<T>(queue: string, use: (info: QueueInfo) => Promise<T>, absent: T): Promise<T> {
+    let info: QueueInfo;
+    try {
+      info = await this.queues.get(queue, false);
+    } catch (error) {
+      if (error instanceof QueueNotFoundError) return absent;
+      throw error;
+    }
+    return use(info);
+  }
+}
+
+function outgoingOf(message: OutgoingMessage): Outgoing {
+  return {
+    body: message.body,
+    attributes: projectSqs(message.projection, message.headers),
+    ...(message.key !== undefined && message.key !== null ? { groupId: message.key.toString('utf8') } : {}),
+    ...(message.projection.messageId.trim() !== '' ? { deduplicationId: message.projection.messageId } : {}),
+    ...(message.delayMs !== undefined ? { delayMs: message.delayMs } : {}),
+  };
+}

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ConfigurationError, createApp, redrive, transportFromUrl as fromRegistry } from '@babelqueue/core';
+import { parseSqsUrl, SqsTransport, transportFromUrl } from '@babelqueue/sqs';
+import { CREDENTIALS, Raw, sqs, sqsUrl, transport } from './support/sqs.js';
+
+const URN = 'urn:babel:orders:created';
+
+describe('sqs:// URLs (the Python SDK\'s spelling)', () => {
+  const cases: [string, Record<string, unknown>][] = [
+    ['sqs://', {}],
+    ['sqs://us-east-1', { region: 'us-east-1' }],
+    ['sqs://eu-west-1?endpoint=http://127.0.0.1:9324', { region: 'eu-west-1', endpoint: 'http://127.0.0.1:9324' }],
+    ['sqs://?endpoint=http%3A%2F%2Flocalhost%3A4566&prefix=http://localhost:4566/000000000000', { endpoint: 'http://localhost:4566', queueUrlPrefix: 'http://localhost:4566/000000000000' }],
+    ['sqs://us-east-1?fifo=1&group_id=tenant-a&content_dedup=true', { region: 'us-east-1', fifo: true, messageGroupId: 'tenant-a', contentBasedDeduplication: true }],
+    ['sqs://us-east-1?fifo=off&content_dedup=0', { region: 'us-east-1', fifo: false, contentBasedDeduplication: false }],
+    ['sqs://us-east-1?wait_time=5&visibility_timeout=120', { region: 'us-east-1', waitTimeSeconds: 5, visibilityTimeoutSeconds: 120 }],
+  ];
+  for (const [url, expected] of cases) {
+    it(url, () => assert.deepEqual(parseSqsUrl(url), expected));
+  }
+
+  const refused: [string, RegExp][] = [
+    ['redis://127.0.0.1', /starts with sqs:\/\//],
+    ['sqs://key:hunter2@us-east-1', /carries no credentials/],
+    ['sqs://us-east-1/orders', /no port or path/],
+    ['sqs://us-east-1?waittime=5', /unknown SQS URL option "waittime"; known: endpoint, prefix, fifo, group_id, wait_time, visibility_timeout, content_dedup/],
+    ['sqs://us-east-1?wait_time=soon', /wait_time must be a whole number/],
+    ['sqs://us-east-1?wait_time=21', /waitTimeSeconds must be an integer from 0 to 20/],
+    ['sqs://us-east-1?fifo=maybe', /fifo must be 1\/0/],
+  ];
+  for (const [url, expected] of refused) {
+    it(`refuses ${url.replace('hunter2', '***')}`, () => {
+      assert.throws(() => transportFromUrl(url), (e: Error) => e instanceof ConfigurationError && expected.test(e.message) && !e.message.includes('hunter2'));
+    });
+  }
+
+  it('the core registry loads @babelqueue/sqs for sqs://', async () => {
+    const t = await fromRegistry('sqs://us-east-1?endpoint=http://127.0.0.1:1&visibility_timeout=45');
+    try {
+      assert.ok(t instanceof SqsTransport, 'an SqsTransport');
+      assert.equal(t.target, 'sqs://us-east-1?endpoint=http://127.0.0.1:1');
+      assert.equal(t.reservationMs?.('q'), 45_000);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('options are checked at construction', () => {
+    assert.throws(() => new SqsTransport({ visibilityTimeoutSeconds: 0 }), /visibilityTimeoutSeconds must be an integer from 1 to 43200/);
+    assert.throws(() => new SqsTransport({ waitTimeSeconds: 2.5 }), /waitTimeSeconds must be an integer from 0 to 20/);
+    assert.throws(() => new SqsTransport({ visibilityTimout: 5 } as never), /unknown SqsTransport option "visibilityTimout"/);
+  });
+});
+
+describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
+  let raw: Raw;
+  before(() => {
+    raw = new Raw();
+  });
+  after(() => raw.close());
+
+  it('browse reads bodies and leaves them visible; purge deletes and counts them; an absent queue is empty', async () => {
+    const q = await raw.fresh('browse');
+    for (let i = 0; i < 12; i++) await raw.send(q.url, `{"i":${i}}`);
+    const { transport: t } = transport();
+    try {
+      const first = await t.browse(q.name, 100);
+      assert.deepEqual(first.map((b) => b.toString()).sort(), Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).sort());
+      assert.equal((await t.browse(q.name, 5)).length, 5, 'at most max');
+      assert.equal((await raw.counts(q.url)).visible, 12, 'visible again at once');
+      assert.equal(await t.purge(q.name), 12);
+      assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
+      assert.deepEqual(await t.browse('bq-sqs-no-such-queue', 10), []);
+      assert.equal(await t.purge('bq-sqs-no-such-queue'), 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('redrive moves a dead-lettered record back from <queue>-dlq, reset, and it is handled again', async () => {
+    const q = await raw.fresh('redrive', { dlq: true });
+    const { transport: t, logger } = transport();
+    const a = createApp({ transport: t, queue: q.name, maxAttempts: 1, deadLetter: true, logger });
+    let fail = true;
+    const seen: number[] = [];
+    a.handle(URN, (_data, message) => {
+      seen.push(message.envelope.attempts);
+      if (fail) throw new Error('first time');
+    });
+    const id = await a.publish(URN, { n: 1 });
+    await a.consume({ idleMs: 500 });
+    const result = await redrive(t, { from: q.dlqName, idleMs: 1000 });
+    assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.to, i.redriven]), [[id, 'failed', q.name, true]]);
+    fail = false;
+    await a.consume({ idleMs: 500 });
+    await a.close();
+    assert.deepEqual(seen, [0, 0], 'attempts reset to 0 in the body');
+    assert.deepEqual(await raw.counts(q.dlqUrl!), { visible: 0, inFlight: 0, delayed: 0 });
+  });
+
+  it('transportFromUrl with the lab endpoint and explicit credentials works end to end', async () => {
+    const q = await raw.fresh('from-url');
+    const t = transportFromUrl(sqsUrl('&wait_time=1'), { credentials: CREDENTIALS });
+    const a = createApp({ transport: t, queue: q.name });
+    const got: unknown[] = [];
+    a.handle(URN, (data) => void got.push(data));
+    await a.publish(URN, { via: 'url' });
+    await a.consume({ idleMs: 500 });
+    await a.close();
+    assert.deepEqual(got, [{ via: 'url' }]);
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * One row of the projection-agreement table: a binding, on its real broker,
+ * read back with the broker's own client. A new binding adds one file under
+ * `rows/` exporting `row` (see rows/rabbitmq.ts for a complete one).
+ */
+import type { Transport } from '@babelqueue/core';
+
+/** A record as the broker's own client reads it. */
+export interface NativeRecord {
+  /** The body (record value); null where the broker has a null value (Kafka). */
+  readonly body: Buffer | null;
+  /**
+   * The binding's projected (contract) native fields the record carries, by
+   * name, in the form the broker's client reports them; an absent field is
+   * absent here too.
+   */
+  readonly contract: Record<string, unknown>;
+  /** Every other native header (riders such as traceparent), as text. */
+  readonly riders: Record<string, string>;
+}
+
+/** What a record is, for the projection it must carry. */
+export type CopyKind = 'retry' | 'dead-letter';
+
+/** How a test writes a message as a producer would. */
+export interface ProduceOptions {
+  /**
+   * The envelope whose projection the native metadata carries; default the
+   * body itself. A different one makes metadata that disagrees with the body
+   * (a broken producer), so a copy must rebuild it instead of copying it.
+   */
+  readonly claims?: Buffer;
+  /** Overrides the native schema-version field (a version-gated message). */
+  readonly schemaVersion?: string;
+  /** Out-of-band riders (traceparent, …). */
+  readonly riders?: Readonly<Record<string, string>>;
+}
+
+/** A binding's lab on its real broker. */
+export interface AgreementLab {
+  /** A fresh queue (topic) name, removed or left to expire after the suite. */
+  queue(prefix: string): Promise<string>;
+  /** A transport for one App; retries go where `readRetry` finds them and come back to the work queue. */
+  transport(): Transport;
+  /** Writes one message with the broker's own client. */
+  produce(queue: string, body: Buffer, options?: ProduceOptions): Promise<void>;
+  /** The retry copy of `queue` the App just wrote, read without losing it (the next consume gets it). */
+  readRetry(queue: string): Promise<NativeRecord>;
+  /** The next record of the dead-letter queue `dlq`. */
+  readDeadLetter(dlq: string): Promise<NativeRecord>;
+  /**
+   * The contract fields the core's projection gives for `body` when the
+   * binding writes it as a `kind` copy of `queue`: only a body that is an
+   * accepted envelope projects its fields (anything else projects none).
+   */
+  project(body: Buffer, kind: CopyKind, queue: string): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export interface AgreementRow {
+  /** The binding, as named in conformance/settlement.json. */
+  readonly binding: string;
+  /** A reason to skip (no broker here), or false. */
+  readonly skip: string | false;
+  /** The contract field names of the attempts and schema-version projection (empty when the binding has none). */
+  readonly fields: { readonly attempts?: string; readonly schemaVersion?: string };
+  /** The binding has a native version gate (a schema-version field a producer can set). */
+  readonly versionGate: boolean;
+  /** Dead-letter records carry the delivery's riders. */
+  readonly ridersOnDeadLetter: boolean;
+  /** Poison without a DLQ takes the bounded retry (the binding's `poisonWithoutDeadLetter: 'bounded-retry'`). */
+  readonly poisonRetry: boolean;
+  open(): Promise<AgreementLab>;
+}
