@@ -22,6 +22,7 @@ const ENV: Record<BrokerName, string> = {
   sqs: 'BABELQUEUE_SQS_URL',
   pulsar: 'BABELQUEUE_PULSAR_URL',
   asb: 'BABELQUEUE_ASB_URL',
+  postgres: 'BABELQUEUE_POSTGRES_URL',
 };
 
 /** The lab broker's URL: the environment first, then `.brokers/env` (as `npm test` reads it). */
@@ -62,14 +63,24 @@ export async function restartBroker(name: BrokerName): Promise<void> {
   await run(join(ROOT, 'scripts/brokers'), ['restart', name], { timeoutMs: 600_000 });
 }
 
-/** Whether the lab broker answers its readiness probe now. */
-export async function brokerReady(name: BrokerName): Promise<boolean> {
-  try {
-    const out = await run(join(ROOT, 'scripts/brokers'), ['status', name], { timeoutMs: 60_000 });
-    return /\bup\b/.test(out);
-  } catch {
-    return false;
-  }
+/**
+ * Whether this checkout's `scripts/brokers up` started the broker (its pid
+ * file names a live process): only then may the suite restart it. A broker
+ * another checkout started is shared, and restarting it breaks other runs.
+ */
+export function ownsBroker(name: BrokerName): boolean {
+  const file = join(LAB_DIR, name, 'pid');
+  if (!existsSync(file)) return false;
+  return readFileSync(file, 'utf8').split('\n').some((line) => {
+    const pid = Number(line.trim());
+    if (!Number.isInteger(pid) || pid <= 0) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeadLetterWriteError, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
-import { broker, closeTransports, dueNow, envelopeBody, inspector, now, take, transport, uniqueQueue, until, withScores, zadd } from './support/redis.js';
+import { broker, closeTransports, dueNow, envelopeBody, inspector, now, sleep, take, transport, uniqueQueue, until, withScores, zadd } from './support/redis.js';
 
 const b = broker('redis');
 const URN = 'urn:babel:orders:created';

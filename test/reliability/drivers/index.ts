@@ -10,6 +10,7 @@ export const DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDri
   'redis-cluster': () => import('./redis-cluster.js'),
   rabbitmq: () => import('./rabbitmq.js'),
   kafka: () => import('./kafka.js'),
+  sqs: () => import('./sqs.js'),
   pulsar: () => import('./pulsar.js'),
   artemis: () => import('./artemis.js'),
   asb: () => import('./asb.js'),

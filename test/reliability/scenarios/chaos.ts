@@ -4,7 +4,7 @@ import { createApp } from '@babelqueue/core';
 import { percentile, recoveryTimes, tally, type DeadLetterRecord, type FaultEvent, type Tally } from '../accounting.js';
 import { sleep } from '../drivers/driver.js';
 import type { KillKind } from '../kill-points.js';
-import { restartBroker } from '../lab.js';
+import { ownsBroker, restartBroker } from '../lab.js';
 import { LedgerReader, type LedgerEvent } from '../ledger.js';
 import { startRefused, WorkerPool, type WorkerRecord } from '../pool.js';
 import { JOB_URN, planScripts } from '../scripts.js';
@@ -191,6 +191,13 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
         gate = next === undefined ? Infinity : Math.floor(options.messages * next[0]) + window;
         if (kind === 'restart' && driver.noRestart !== undefined) {
           skipped.push(`restart: ${driver.noRestart}`);
+          continue;
+        }
+        if (kind === 'restart' && !ownsBroker(driver.lab)) {
+          // Shared with other checkouts: restarting it would break their runs. CI owns its brokers.
+          const why = `${driver.lab} was not started by this checkout's scripts/brokers up (a shared broker is never restarted)`;
+          if (process.env.CI === 'true') throw new Error(`restart: ${why}`);
+          skipped.push(`restart: ${why}`);
           continue;
         }
         say(`${kind} at ${settled.size}/${options.messages}`);
