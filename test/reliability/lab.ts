@@ -96,3 +96,24 @@ export async function killSockets(port: number): Promise<number> {
   await run('ss', ['-K', '-Htn', ...filter]);
   return count;
 }
+
+/**
+ * Destroys only the connections to `ports` that processes `pids` hold (the
+ * suite's own workers and controller): how a connection cut hits a shared
+ * broker without breaking other checkouts' clients. Resolves with how many.
+ */
+export async function killOwnSockets(ports: readonly number[], pids: readonly number[]): Promise<number> {
+  const own = new Set(pids);
+  let killed = 0;
+  for (const port of ports) {
+    const filter = ['state', 'established', 'dst', '127.0.0.1', 'dport', '=', `:${port}`];
+    const listed = await run('ss', ['-Htnp', ...filter]);
+    for (const line of listed.split('\n')) {
+      const m = /127\.0\.0\.1:(\d+)\s+127\.0\.0\.1:\d+\s.*\bpid=(\d+)/.exec(line);
+      if (m === null || !own.has(Number(m[2]))) continue;
+      await run('ss', ['-K', '-Htn', ...filter, 'sport', '=', `:${m[1]}`]);
+      killed += 1;
+    }
+  }
+  return killed;
+}

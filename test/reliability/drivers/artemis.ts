@@ -59,6 +59,7 @@ const driver: BrokerDriver = {
     const [[ok, body]] = (await management(target, [{ resource: `queue.${queue}`, attribute: 'messageCount' }])) as [[boolean, string]];
     return { messages: ok ? Number(JSON.parse(body)[0]) : 0 };
   },
+  ports: (url) => [Number(new URL(url).port)],
   cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to the AMQP acceptor`,
   async cleanup(target, queues) {
     await management(target, queues.flatMap((queue) => [

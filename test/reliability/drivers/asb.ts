@@ -51,6 +51,7 @@ const driver: BrokerDriver = {
     const counts = await standIn(target, 'queue-counts', { name: queue });
     return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, Number(v)]));
   },
+  ports: (url) => [endpoint(url).port],
   cut: async (target) => `ss -K: ${await killSockets(endpoint(target.url).port)} connection(s) to the stand-in`,
   noRestart: 'the stand-in keeps its entities in memory only (a restart would empty them; Service Bus itself is a managed service)',
   // The stand-in has no entity delete; queues are per run and vanish with it.

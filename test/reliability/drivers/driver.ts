@@ -65,7 +65,9 @@ export interface BrokerDriver {
    * (the restart fault is then reported as not run, with this reason).
    */
   readonly noRestart?: string;
-  /** Cuts every client connection of the broker; resolves with how it was done. */
+  /** The broker's client ports in the lab (a cut of a shared broker kills only the suite's own connections to them). */
+  ports(url: string): number[];
+  /** Cuts every client connection of the broker (only on a broker this checkout started); resolves with how it was done. */
   cut(target: DriverTarget): Promise<string>;
   /** Deletes what a run created (best effort). */
   cleanup(target: DriverTarget, queues: readonly string[]): Promise<void>;

@@ -63,6 +63,7 @@ const driver: BrokerDriver = {
     for (let n = 1; n <= RETRY_TIERS_MS.length; n++) counts[`retry.${n}`] = await lag(client, `${queue}.retry.${n}`, reinjectGroupOf(queue));
     return counts;
   }),
+  ports: (url) => [Number(new URL(url).port)],
   cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to ${new URL(target.url).host}`,
   cleanup: (target, queues) => admin(target, async (client) => {
     const existing = new Set(await client.listTopics());

@@ -20,6 +20,8 @@ const driver: BrokerDriver = {
   transport: (target) => new PulsarTransport({ url: target.url, logger: target.logger, reconnect: { initialDelayMs: 100, maxDelayMs: 2000, multiplier: 2 } }),
   queue: (base) => base,
   leftover: async (target, queue) => ({ backlog: await backlog(target, queue) }),
+  // The binding speaks the WebSocket API of the web service.
+  ports: (url) => [Number(new URL(url).port)],
   cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to the web service`,
   async cleanup(target, queues) {
     for (const queue of queues) await fetch(`${target.url}/admin/v2/${topic(queue)}?force=true`, { method: 'DELETE' }).catch(() => undefined);

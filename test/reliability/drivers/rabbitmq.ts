@@ -35,6 +35,7 @@ const driver: BrokerDriver = {
   queue: (base) => base,
   // Unacknowledged deliveries are not in messageCount: the suite reads it only once consumers stopped.
   leftover: async (target, queue) => ({ ready: await ready(target, queue) }),
+  ports: (url) => [Number(new URL(url).port)],
   async cut() {
     const home = join(LAB_DIR, 'rabbitmq');
     const ctl = existsSync('/usr/lib/rabbitmq/bin/rabbitmqctl') ? '/usr/lib/rabbitmq/bin/rabbitmqctl' : 'rabbitmqctl';

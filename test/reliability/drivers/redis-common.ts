@@ -44,6 +44,8 @@ export function redisDriver(spec: { name: string; layout: RedisLayout; cluster: 
         reserved: await redis.zcard(keys.reserved),
       };
     }),
+    // The lab cluster's three masters listen on consecutive ports.
+    ports: (url) => (cluster ? [0, 1, 2].map((i) => Number(new URL(url).port) + i) : [Number(new URL(url).port)]),
     // CLIENT KILL on every node: each client connection is closed by the server.
     cut: (target) => inspect(target, async (redis) => {
       const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];

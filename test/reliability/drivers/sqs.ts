@@ -69,6 +69,7 @@ const driver: BrokerDriver = {
     const { Attributes = {} } = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: [...names] }));
     return { ready: Number(Attributes[names[0]] ?? 0), inFlight: Number(Attributes[names[1]] ?? 0), delayed: Number(Attributes[names[2]] ?? 0) };
   }),
+  ports: (url) => [Number(new URL(url).port)],
   cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to ElasticMQ`,
   noRestart: 'ElasticMQ runs in memory in the lab, so a restart would empty every queue (SQS itself is a managed service)',
   cleanup: (target, queues) => inspect(target, async (client) => {
@@ -77,7 +78,9 @@ const driver: BrokerDriver = {
       if (url !== undefined) await client.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
     }
   }),
-  chaos: { workers: 3, concurrency: 8, killEveryMs: [300, 900], redeliveryMs: (VISIBILITY_S + 3) * 1000 },
+  // A worker loads the AWS SDK and resolves its queues before it consumes (over a second on
+  // two busy cores): kills every few hundred ms would leave no worker alive long enough to settle.
+  chaos: { workers: 3, concurrency: 8, killEveryMs: [1_500, 3_000], redeliveryMs: (VISIBILITY_S + 3) * 1000 },
   // ElasticMQ's default MaximumMessageSize is 256 KiB (SQS's own default); poison bodies stay under half of this.
   maxBodyBytes: 250_000,
   refuses,

@@ -4,7 +4,7 @@ import { createApp } from '@babelqueue/core';
 import { percentile, recoveryTimes, tally, type DeadLetterRecord, type FaultEvent, type Tally } from '../accounting.js';
 import { sleep } from '../drivers/driver.js';
 import type { KillKind } from '../kill-points.js';
-import { ownsBroker, restartBroker } from '../lab.js';
+import { killOwnSockets, ownsBroker, restartBroker } from '../lab.js';
 import { LedgerReader, type LedgerEvent } from '../ledger.js';
 import { startRefused, WorkerPool, type WorkerRecord } from '../pool.js';
 import { JOB_URN, planScripts } from '../scripts.js';
@@ -180,6 +180,10 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
       }
     })();
 
+    // A shared broker (another checkout's) keeps its other clients: only this run's connections are cut.
+    const cut = async () => ownsBroker(driver.lab)
+      ? driver.cut(producerTarget)
+      : `ss -K on this run's own connections only (${driver.lab} is shared): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
     let faultsDone = !options.faults;
     const faulting = (async () => {
       if (!options.faults) return;
@@ -201,7 +205,7 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
           continue;
         }
         say(`${kind} at ${settled.size}/${options.messages}`);
-        const detail = kind === 'cut' ? await driver.cut(producerTarget) : (await restartBroker(driver.lab), `scripts/brokers restart ${driver.lab}`);
+        const detail = kind === 'cut' ? await cut() : (await restartBroker(driver.lab), `scripts/brokers restart ${driver.lab}`);
         faultEvents.push({ kind, at });
         faults.push({ kind, at, ms: Date.now() - at, detail });
       }
