@@ -3,7 +3,7 @@
  * the same commit policy, on the same broker, in one run. JSON out.
  *
  *   BABELQUEUE_KAFKA_URL=kafka://127.0.0.1:9092 \
- *     node --conditions=source --import tsx bench/kafka/index.ts [messages=20000] [partitions=1] [window=100]
+ *     node --conditions=source --import tsx bench/kafka/index.ts [messages=20000] [partitions=1] [window=100] [rate=1000]
  *
  * - produce: one record per send, acks=all, at most `window` sends in flight.
  *   Raw: producer.send with the projection's headers and timestamp; App:
@@ -14,16 +14,26 @@
  *   heartbeat per record; App: app.consume with a no-op handler (version
  *   gate, decode, validate, route, settle). Timed from the first record
  *   handled to the last, so the group join is not counted.
+ * - consumeBindingOnly: the same, but the "app" side is KafkaTransport.consume
+ *   acking every record without the App runtime: what the binding itself costs
+ *   over kafkajs (the rest of the App's cost is the core runtime's).
+ * - latency: publish → handler at `rate` records/s (default 1,000), one send
+ *   per record, acks=all; p50/p99/p99.9 from each record's due time.
+ *
+ * Alternating rounds, medians; CPU µs per message is this process's CPU time.
  */
 import { Kafka, Partitioners, logLevel, type EachBatchPayload } from 'kafkajs';
 import { createApp, EnvelopeCodec, projectKafka, silentLogger } from '@babelqueue/core';
 import { KafkaTransport } from '@babelqueue/kafka';
+import { compare, compareLatency, OfferedLoad, Span, timed, type Latency, type Sample } from '../support/measure.js';
 
 const URL_ = process.env.BABELQUEUE_KAFKA_URL ?? 'kafka://127.0.0.1:9092';
 const N = Number(process.argv[2] ?? 20_000);
 const PARTITIONS = Number(process.argv[3] ?? 1);
 const WINDOW = Number(process.argv[4] ?? 100);
-const ROUNDS = 2;
+const RATE = Number(process.argv[5] ?? 1000);
+const LATENCY_N = RATE * 3;
+const ROUNDS = 3;
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const brokers = URL_.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
@@ -39,115 +49,181 @@ const fresh = async (label: string) => {
   return topic;
 };
 
-const rate = (count: number, ms: number) => Math.round(count / (ms / 1000));
-
-/** Runs `task(i)` for i < count with at most `window` in flight; returns elapsed ms. */
-async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<number> {
-  const start = performance.now();
+/** Runs `task(i)` for i < count with at most `window` in flight. */
+async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(window, count) }, async () => {
     while (next < count) await task(next++);
   }));
-  return performance.now() - start;
 }
 
-async function rawProduce(topic: string): Promise<number> {
+/** Connected before the clock starts. */
+async function rawProduce(topic: string): Promise<Sample> {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  const ms = await windowed(N, WINDOW, async (i) => {
+  const sample = await timed(N, () => windowed(N, WINDOW, async (i) => {
     const env = EnvelopeCodec.make(URN, { ...DATA, i }, { queue: topic });
     const { headers, timestamp } = projectKafka(env);
     await producer.send({ topic, acks: -1, messages: [{ value: Buffer.from(EnvelopeCodec.encode(env)), headers, timestamp }] });
-  });
+  }));
   await producer.disconnect();
-  return rate(N, ms);
+  return sample;
 }
 
-async function appProduce(topic: string): Promise<number> {
+async function appProduce(topic: string): Promise<Sample> {
   const app = createApp({ transport: new KafkaTransport({ url: URL_, logger: silentLogger }), queue: topic, logger: silentLogger });
-  const ms = await windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i }));
+  await app.publish(URN, { ...DATA, i: -1 }); // connects; one record more on the topic, consumed like the rest
+  const sample = await timed(N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
   await app.close();
-  return rate(N, ms);
+  return sample;
 }
 
-/** Raw kafkajs with the binding's commit policy. */
-async function rawConsume(topic: string): Promise<number> {
+/**
+ * Raw kafkajs with the binding's commit policy: autoCommit off, per record
+ * resolveOffset + heartbeat, commit at each batch end and at least every second.
+ */
+async function rawGroup(topic: string, onRecord: (value: Buffer) => void) {
   const consumer = kafka.consumer({ groupId: `bq-bench-raw-${stamp}-${topics++}`, maxWaitTimeInMs: 100 });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
-  let seen = 0;
-  let first = 0;
-  let last = 0;
-  const done = new Promise<void>((resolve) => {
-    void consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: PARTITIONS,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets }: EachBatchPayload) => {
-        let lastCommit = Date.now();
-        for (const message of batch.messages) {
-          if (first === 0) first = performance.now();
-          JSON.parse(message.value!.toString('utf8'));
-          resolveOffset(message.offset);
-          if (Date.now() - lastCommit >= 1000) {
-            await commitOffsetsIfNecessary(uncommittedOffsets());
-            lastCommit = Date.now();
-          }
-          await heartbeat();
-          if (++seen === N) {
-            last = performance.now();
-            resolve();
-          }
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: PARTITIONS,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets }: EachBatchPayload) => {
+      let lastCommit = Date.now();
+      for (const message of batch.messages) {
+        onRecord(message.value!);
+        resolveOffset(message.offset);
+        if (Date.now() - lastCommit >= 1000) {
+          await commitOffsetsIfNecessary(uncommittedOffsets());
+          lastCommit = Date.now();
         }
-        await commitOffsetsIfNecessary(uncommittedOffsets());
-      },
-    });
+        await heartbeat();
+      }
+      await commitOffsetsIfNecessary(uncommittedOffsets());
+    },
   });
-  await done;
-  await consumer.disconnect();
-  return rate(N - 1, last - first);
+  return consumer;
 }
 
-async function appConsume(topic: string): Promise<number> {
-  let first = 0;
-  let last = 0;
+async function rawConsume(topic: string): Promise<Sample> {
+  const span = new Span(N);
   let seen = 0;
-  const transport = new KafkaTransport({ url: URL_, groupId: `bq-bench-app-${stamp}-${topics++}`, logger: silentLogger });
-  const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, () => {
-    if (first === 0) first = performance.now();
-    if (++seen === N) last = performance.now();
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  const consumer = await rawGroup(topic, (value) => {
+    JSON.parse(value.toString('utf8'));
+    span.tick();
+    if (++seen === N) done();
   });
+  await finished;
+  await consumer.disconnect();
+  return span.result;
+}
+
+async function appConsume(topic: string): Promise<Sample> {
+  const span = new Span(N);
+  const transport = new KafkaTransport({ url: URL_, groupId: `bq-bench-app-${stamp}-${topics++}`, logger: silentLogger });
+  const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, () => span.tick());
   await app.consume({ maxMessages: N, concurrency: PARTITIONS, idleMs: 30_000 });
   await app.close();
-  return rate(N - 1, last - first);
+  return span.result;
 }
 
-const results = { rawProduce: [] as number[], appProduce: [] as number[], rawConsume: [] as number[], appConsume: [] as number[] };
+/** The binding alone: KafkaTransport.consume acking every record, no App runtime (what the binding adds over kafkajs). */
+async function transportConsume(topic: string): Promise<Sample> {
+  const span = new Span(N);
+  const transport = new KafkaTransport({ url: URL_, groupId: `bq-bench-binding-${stamp}-${topics++}`, logger: silentLogger });
+  await transport.consume(topic, async (delivery) => {
+    span.tick();
+    await delivery.settle({ kind: 'ack' });
+  }, { concurrency: PARTITIONS, signal: new AbortController().signal, maxMessages: N, idleMs: 30_000 });
+  await transport.close();
+  return span.result;
+}
+
+async function rawLatency(): Promise<Latency> {
+  const topic = await fresh('raw-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const consumer = await rawGroup(topic, (value) => load.seen((JSON.parse(value.toString('utf8')) as { data: { i: number } }).data.i));
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  try {
+    return await load.run(async (i) => {
+      const env = EnvelopeCodec.make(URN, { ...DATA, i }, { queue: topic });
+      const { headers, timestamp } = projectKafka(env);
+      await producer.send({ topic, acks: -1, messages: [{ value: Buffer.from(EnvelopeCodec.encode(env)), headers, timestamp }] });
+    });
+  } finally {
+    await producer.disconnect();
+    await consumer.disconnect();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+  }
+}
+
+async function appLatency(): Promise<Latency> {
+  const topic = await fresh('app-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const transport = new KafkaTransport({ url: URL_, groupId: `bq-bench-app-${stamp}-${topics++}`, logger: silentLogger });
+  const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, (data) => load.seen(Number(data.i)));
+  const stop = new AbortController();
+  const consuming = app.consume({ concurrency: PARTITIONS, signal: stop.signal });
+  try {
+    return await load.run((i) => app.publish(URN, { ...DATA, i }));
+  } finally {
+    stop.abort();
+    await consuming;
+    await app.close();
+    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+  }
+}
+
+const results = {
+  produce: { raw: [] as Sample[], app: [] as Sample[] },
+  consume: { raw: [] as Sample[], app: [] as Sample[] },
+  consumeBinding: { raw: [] as Sample[], app: [] as Sample[] },
+  latency: { raw: [] as Latency[], app: [] as Latency[] },
+};
 for (let round = 0; round < ROUNDS; round++) {
   const rawTopic = await fresh('raw');
   const appTopic = await fresh('app');
-  results.rawProduce.push(await rawProduce(rawTopic));
-  results.appProduce.push(await appProduce(appTopic));
-  // Each side consumes what the other produced: identical records, fresh groups.
-  results.rawConsume.push(await rawConsume(appTopic));
-  results.appConsume.push(await appConsume(rawTopic));
+  // Alternate which side goes first; each side consumes what the other produced (identical records, fresh groups).
+  const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
+  for (const side of sides) {
+    if (side === 'raw') results.produce.raw.push(await rawProduce(rawTopic));
+    else results.produce.app.push(await appProduce(appTopic));
+  }
+  for (const side of sides) {
+    if (side === 'raw') results.consume.raw.push(await rawConsume(appTopic));
+    else results.consume.app.push(await appConsume(rawTopic));
+  }
+  // The binding alone beside raw, on the same records again (fresh groups).
+  for (const side of sides) {
+    if (side === 'raw') results.consumeBinding.raw.push(await rawConsume(appTopic));
+    else results.consumeBinding.app.push(await transportConsume(rawTopic));
+  }
   await admin.deleteTopics({ topics: [rawTopic, appTopic] }).catch(() => undefined);
+}
+for (let round = 0; round < 2; round++) {
+  const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
+  for (const side of sides) {
+    if (side === 'raw') results.latency.raw.push(await rawLatency());
+    else results.latency.app.push(await appLatency());
+  }
 }
 await admin.disconnect();
 
-const best = (xs: number[]) => Math.max(...xs);
-const pair = (raw: number[], app: number[]) => ({
-  rawMsgsPerSec: best(raw),
-  appMsgsPerSec: best(app),
-  appToRawRatio: Number((best(app) / best(raw)).toFixed(3)),
-});
 console.log(JSON.stringify({
   bench: 'kafka',
   messages: N,
   partitions: PARTITIONS,
   produceWindow: WINDOW,
-  produce: pair(results.rawProduce, results.appProduce),
-  consume: pair(results.rawConsume, results.appConsume),
-  rounds: results,
+  rounds: ROUNDS,
+  produce: compare(results.produce.raw, results.produce.app),
+  consume: compare(results.consume.raw, results.consume.app),
+  /** "app" here is the binding without the App runtime: KafkaTransport.consume acking each record. */
+  consumeBindingOnly: compare(results.consumeBinding.raw, results.consumeBinding.app),
+  latency: compareLatency(RATE, results.latency.raw, results.latency.app),
   node: process.version,
 }, null, 2));

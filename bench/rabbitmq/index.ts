@@ -1,45 +1,41 @@
 /**
- * RabbitMQ throughput through the App beside raw amqplib doing the same work
- * with the same acknowledgement mode, in one run. JSON out.
+ * RabbitMQ through the App beside raw amqplib doing the same work with the
+ * same acknowledgement mode, in one run, alternating rounds. JSON out.
  *
  *   BABELQUEUE_RABBITMQ_URL=amqp://guest:guest@127.0.0.1:5672 \
- *     node --conditions=source --import tsx bench/rabbitmq/index.ts [messages] [prefetch]
+ *     node --conditions=source --import tsx bench/rabbitmq/index.ts [messages] [prefetch] [rate]
  *
  * - publish: persistent, publisher-confirmed, at most `prefetch` unconfirmed in
  *   flight. Raw: ConfirmChannel.sendToQueue with the projection's properties and
  *   a confirm callback; App: app.publish (builds and encodes the envelope too).
- * - consume: basic.consume, prefetch `prefetch`, manual ack per message. Raw:
- *   parse the JSON body and ack; App: app.consume in `consume` mode with a no-op
- *   handler (version gate, decode, validate, route, settle).
+ * - consume: basic.consume, prefetch `prefetch`, manual ack. Raw: parse the
+ *   JSON body and ack each message; App: app.consume in `consume` mode with a
+ *   no-op handler (version gate, decode, validate, route, settle; its acks are
+ *   coalesced with `multiple`).
+ * - consumeBindingOnly: the same, but the "app" side is RabbitMqTransport.consume
+ *   acking every delivery without the App runtime: what the binding itself
+ *   costs over amqplib (the rest of the App's cost is the core runtime's).
  * - get: basic.get + ack, one at a time (the spec's documented mode). Raw: get,
  *   parse, ack; App: `get` mode, concurrency 1, on a tenth of the messages.
+ * - latency: publish → handler at `rate` messages/s (default 1,000), confirmed
+ *   publishes, prefetch `prefetch`; p50/p99/p99.9 from each message's due time.
+ *
+ * Medians over the rounds; CPU µs per message is this process's CPU time.
  */
 import { connect, type ConfirmChannel } from 'amqplib';
 import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { projectProperties, RabbitMqTransport } from '@babelqueue/rabbitmq';
+import { compare, compareLatency, OfferedLoad, timed, type Latency, type Sample } from '../support/measure.js';
 
 const URL_ = process.env.BABELQUEUE_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const N = Number(process.argv[2] ?? 20_000);
 const PREFETCH = Number(process.argv[3] ?? 100);
+const RATE = Number(process.argv[4] ?? 1000);
 const GET_N = Math.max(100, Math.floor(N / 10));
+const LATENCY_N = RATE * 4;
 const ROUNDS = 3;
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
-
-interface Sample {
-  msgsPerSec: number;
-  /** CPU time of this process per message (user + system), in µs: steadier than wall time on a busy machine. */
-  cpuUsPerMsg: number;
-}
-
-async function timed(count: number, run: () => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: Number(((used.user + used.system) / count).toFixed(1)) };
-}
 
 /** Runs `task(i)` for i < count with at most `window` in flight. */
 async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
@@ -115,59 +111,109 @@ function app(queue: string, mode: 'consume' | 'get') {
   return instance;
 }
 
+/** The binding alone: RabbitMqTransport.consume acking every delivery, no App runtime (what this binding adds over amqplib). */
+async function transportConsume(queue: string, count: number): Promise<void> {
+  const transport = new RabbitMqTransport({ url: URL_, logger: silentLogger });
+  await transport.consume(queue, (delivery) => delivery.settle({ kind: 'ack' }), {
+    concurrency: PREFETCH, signal: new AbortController().signal, maxMessages: count, idleMs: 5000,
+  });
+  await transport.close();
+}
+
+async function rawLatency(): Promise<Latency> {
+  const queue = await fresh('raw-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const consumer = await model.createChannel();
+  await consumer.prefetch(PREFETCH);
+  await consumer.consume(queue, (message) => {
+    if (message === null) return;
+    const { data } = JSON.parse(message.content.toString('utf8')) as { data: { i: number } };
+    load.seen(data.i);
+    consumer.ack(message);
+  }, { noAck: false });
+  const publisher = await model.createConfirmChannel();
+  const result = await load.run((i) => {
+    const { body, properties } = rawMessage(queue, i);
+    return new Promise<void>((resolve, reject) => publisher.sendToQueue(queue, body, properties, (error) => (error ? reject(error) : resolve())));
+  });
+  await publisher.close();
+  await consumer.close();
+  return result;
+}
+
+async function appLatency(): Promise<Latency> {
+  const queue = await fresh('app-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const instance = createApp({ transport: new RabbitMqTransport({ url: URL_, logger: silentLogger }), queue, logger: silentLogger });
+  instance.handle(URN, (data) => load.seen(Number(data.i)));
+  const stop = new AbortController();
+  const consuming = instance.consume({ concurrency: PREFETCH, signal: stop.signal });
+  try {
+    return await load.run((i) => instance.publish(URN, { ...DATA, i }));
+  } finally {
+    stop.abort();
+    await consuming;
+    await instance.close();
+  }
+}
+
 const rounds = {
   publish: { raw: [] as Sample[], app: [] as Sample[] },
   consume: { raw: [] as Sample[], app: [] as Sample[] },
+  consumeTransport: { raw: [] as Sample[], app: [] as Sample[] },
   get: { raw: [] as Sample[], app: [] as Sample[] },
+  latency: { raw: [] as Latency[], app: [] as Latency[] },
 };
 
 for (let round = 0; round < ROUNDS; round++) {
-  // publish (confirmed), then consume what was published
-  const rawQueue = await fresh('raw');
-  rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
-  rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
-
-  const appQueue = await fresh('app');
-  const publisher = app(appQueue, 'consume');
-  rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
-  rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
-  await publisher.close();
-
-  // basic.get + ack
-  const rawGetQueue = await fresh('raw-get');
-  await rawPublish(rawGetQueue, GET_N);
-  rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
-
-  const appGetQueue = await fresh('app-get');
-  await rawPublish(appGetQueue, GET_N);
-  const getter = app(appGetQueue, 'get');
-  rounds.get.app.push(await timed(GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 })));
-  await getter.close();
+  // Alternate which side goes first, so a burst of load elsewhere does not always hit the same side.
+  const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
+  for (const side of sides) {
+    if (side === 'raw') {
+      // publish (confirmed), then consume what was published
+      const rawQueue = await fresh('raw');
+      rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
+      rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
+      const bareQueue = await fresh('raw-bare');
+      await rawPublish(bareQueue, N);
+      rounds.consumeTransport.raw.push(await timed(N, () => rawConsume(bareQueue, N)));
+      const rawGetQueue = await fresh('raw-get');
+      await rawPublish(rawGetQueue, GET_N);
+      rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
+      if (round < 2) rounds.latency.raw.push(await rawLatency());
+    } else {
+      const appQueue = await fresh('app');
+      const publisher = app(appQueue, 'consume');
+      rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
+      rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
+      await publisher.close();
+      const bindingQueue = await fresh('binding');
+      await rawPublish(bindingQueue, N);
+      rounds.consumeTransport.app.push(await timed(N, () => transportConsume(bindingQueue, N)));
+      const appGetQueue = await fresh('app-get');
+      await rawPublish(appGetQueue, GET_N);
+      const getter = app(appGetQueue, 'get');
+      rounds.get.app.push(await timed(GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 })));
+      await getter.close();
+      if (round < 2) rounds.latency.app.push(await appLatency());
+    }
+  }
+  for (const queue of queues.splice(0)) await admin.deleteQueue(queue);
 }
 
-for (const queue of queues) await admin.deleteQueue(queue);
 await model.close();
 
-const best = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
-const leanest = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
-const summary = (name: keyof typeof rounds) => {
-  const { raw, app: ours } = rounds[name];
-  return {
-    rawMsgsPerSec: best(raw),
-    appMsgsPerSec: best(ours),
-    appToRawRatio: Number((best(ours) / best(raw)).toFixed(3)),
-    rawCpuUsPerMsg: leanest(raw),
-    appCpuUsPerMsg: leanest(ours),
-    rounds: rounds[name],
-  };
-};
 console.log(JSON.stringify({
   bench: 'rabbitmq',
   messages: N,
   getMessages: GET_N,
   prefetch: PREFETCH,
-  publishConfirmed: summary('publish'),
-  consumePrefetch: summary('consume'),
-  basicGet: summary('get'),
+  rounds: ROUNDS,
+  publishConfirmed: compare(rounds.publish.raw, rounds.publish.app),
+  consumePrefetch: compare(rounds.consume.raw, rounds.consume.app),
+  /** "app" here is the binding without the App runtime: RabbitMqTransport.consume acking each delivery. */
+  consumeBindingOnly: compare(rounds.consumeTransport.raw, rounds.consumeTransport.app),
+  basicGet: compare(rounds.get.raw, rounds.get.app),
+  latency: compareLatency(RATE, rounds.latency.raw, rounds.latency.app),
   node: process.version,
 }, null, 2));

@@ -1,22 +1,27 @@
 /**
  * App overhead on the in-memory transport: messages/s through createApp with a
- * no-op handler (gate, decode, validate, route, settle) beside a bare loop
- * over the same transport that only acknowledges, in the same run; and the
- * same App with @babelqueue/otel (a consumer span per message through the OTel
- * SDK with an AsyncLocalStorage context, exported to a discarding exporter,
- * plus the metrics) beside it. Each with its CPU time per message. JSON out.
+ * no-op handler (gate, decode, validate, route, settle), through `consume()`
+ * and through `run()`, beside a bare loop over the same transport that only
+ * acknowledges, and one that also checks UTF-8 and JSON.parses each body, in
+ * the same run, in alternating rounds after one warm-up round of each (medians
+ * count: the machine is shared); then the same App with @babelqueue/otel (a
+ * consumer span per message through the OTel SDK with an AsyncLocalStorage
+ * context, exported to a discarding exporter, plus the metrics). Each with its
+ * CPU time per message. JSON out.
  *
- *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency]
+ *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency] [rounds]
  */
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type OutgoingMessage } from '@babelqueue/core';
+import { isUtf8 } from 'node:buffer';
+import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type Delivery, type OutgoingMessage } from '@babelqueue/core';
 import { otelInstrumentation } from '@babelqueue/otel';
 
 const N = Number(process.argv[2] ?? 50_000);
 const CONCURRENCY = Number(process.argv[3] ?? 1);
+const ROUNDS = Number(process.argv[4] ?? 7);
 const URN = 'urn:babel:orders:created';
 
 function message(i: number): OutgoingMessage {
@@ -59,40 +64,84 @@ const instrumentation = otelInstrumentation({
 });
 
 const messages = Array.from({ length: N }, (_, i) => message(i));
-const results: Record<'bare' | 'app' | 'appOtel', { rate: number; cpuUs: number }[]> = { bare: [], app: [], appOtel: [] };
-async function appRound(name: 'app' | 'appOtel') {
+type Row = 'bare' | 'bareParse' | 'app' | 'appRun' | 'appOtel';
+const results: Record<Row, { rate: number; cpuUs: number }[]> = { bare: [], bareParse: [], app: [], appRun: [], appOtel: [] };
+// `app`: app.consume (drain mode); `appRun`: app.run, the worker a service runs
+// (shutdown interrupt watched per message), stopped by its signal after N.
+async function appRound(name: 'app' | 'appRun' | 'appOtel') {
   const transport = new InMemoryTransport();
   await fill(transport, messages);
   const app = createApp({ transport, queue: 'bench', logger: silentLogger, ...(name === 'appOtel' ? { instrumentation } : {}) });
-  app.handle(URN, () => undefined);
-  results[name].push(await timed(() => app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
+  const stop = new AbortController();
+  let handled = 0;
+  app.handle(URN, () => {
+    if (++handled === N) stop.abort();
+  });
+  results[name].push(await timed(() => name === 'appRun'
+    ? app.run({ signal: stop.signal, concurrency: CONCURRENCY })
+    : app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
 }
 
-for (let round = 0; round < 3; round++) {
+// The bare loop only acknowledges; `bareParse` also does what every broker
+// benchmark's raw client does per message (strict UTF-8 check, JSON.parse), so
+// App minus bareParse is the runtime's cost beyond reading the body at all.
+async function bareRound(name: 'bare' | 'bareParse') {
   const bare = new InMemoryTransport();
   await fill(bare, messages);
-  results.bare.push(await timed(() => bare.consume('bench', (d) => d.settle({ kind: 'ack' }), {
+  const onDelivery = name === 'bare'
+    ? (d: Delivery) => d.settle({ kind: 'ack' })
+    : (d: Delivery) => {
+      if (!isUtf8(d.body)) throw new Error('not UTF-8');
+      JSON.parse(d.body.toString('utf8'));
+      return d.settle({ kind: 'ack' });
+    };
+  results[name].push(await timed(() => bare.consume('bench', onDelivery, {
     concurrency: CONCURRENCY, signal: new AbortController().signal, maxMessages: N, idleMs: 200,
   })));
-  await appRound('app');
 }
+
+// One warm-up round of each (JIT), not counted; then the rows alternate.
+const alternate = async () => {
+  await bareRound('bare');
+  await bareRound('bareParse');
+  await appRound('app');
+  await appRound('appRun');
+};
+await alternate();
+for (const row of ['bare', 'bareParse', 'app', 'appRun'] as const) results[row].length = 0;
+for (let round = 0; round < ROUNDS; round++) await alternate();
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 for (let round = 0; round < 3; round++) await appRound('appOtel');
 
-const best = (xs: { rate: number }[]) => Math.max(...xs.map((x) => x.rate));
-const leastCpu = (xs: { cpuUs: number }[]) => Math.min(...xs.map((x) => x.cpuUs));
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const rate = (xs: { rate: number }[]) => Math.round(median(xs.map((x) => x.rate)));
+const cpu = (xs: { cpuUs: number }[]) => Number(median(xs.map((x) => x.cpuUs)).toFixed(2));
+// The runtime's own cost: the App's CPU per message over the bare loop's, per
+// pair of adjacent rounds (same machine load), then the median of the pairs.
+const overRounds = (base: { cpuUs: number }[], app = results.app) => Number(median(app.map((a, i) => a.cpuUs - base[i]!.cpuUs)).toFixed(2));
 console.log(JSON.stringify({
   bench: 'runtime',
   transport: 'memory',
   messages: N,
   concurrency: CONCURRENCY,
-  bareMsgsPerSec: best(results.bare),
-  appMsgsPerSec: best(results.app),
-  appOtelMsgsPerSec: best(results.appOtel),
-  appToBareRatio: Number((best(results.app) / best(results.bare)).toFixed(3)),
-  otelToAppRatio: Number((best(results.appOtel) / best(results.app)).toFixed(3)),
-  cpuMicrosPerMsg: { bare: leastCpu(results.bare), app: leastCpu(results.app), appOtel: leastCpu(results.appOtel) },
-  otelCpuMicrosPerMsg: Number((leastCpu(results.appOtel) - leastCpu(results.app)).toFixed(2)),
-  rounds: results,
+  rounds: ROUNDS,
+  statistic: 'median',
+  bareMsgsPerSec: rate(results.bare),
+  bareParseMsgsPerSec: rate(results.bareParse),
+  appMsgsPerSec: rate(results.app),
+  appRunMsgsPerSec: rate(results.appRun),
+  appOtelMsgsPerSec: rate(results.appOtel),
+  appToBareRatio: Number((rate(results.app) / rate(results.bare)).toFixed(3)),
+  otelToAppRatio: Number((rate(results.appOtel) / rate(results.app)).toFixed(3)),
+  cpuMicrosPerMsg: { bare: cpu(results.bare), bareParse: cpu(results.bareParse), app: cpu(results.app), appRun: cpu(results.appRun), appOtel: cpu(results.appOtel) },
+  runtimeCpuMicrosPerMsg: overRounds(results.bare),
+  runtimeOverParseCpuMicrosPerMsg: overRounds(results.bareParse),
+  runRuntimeCpuMicrosPerMsg: overRounds(results.bare, results.appRun),
+  otelCpuMicrosPerMsg: Number((cpu(results.appOtel) - cpu(results.app)).toFixed(2)),
+  perRound: results,
   node: process.version,
 }, null, 2));

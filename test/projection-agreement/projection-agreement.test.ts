@@ -10,6 +10,8 @@
  * - retry copy and failed / unknown_urn record (an accepted envelope): the
  *   binding's projection of the record itself, so the attempts field says the
  *   counted attempt the body says, whatever the delivery's metadata said;
+ *   a binding that retries in place (SQS) writes no copy: the released
+ *   message must be the delivery untouched;
  * - poison record: what the record says; it is not an envelope, so no
  *   envelope field (only the binding's constants);
  * - version-gated record: the raw body byte for byte with the delivery's
@@ -23,7 +25,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createApp, EnvelopeCodec, silentLogger, withAttempts, type App, type AppOptions } from '@babelqueue/core';
+import { createApp, dlqName, EnvelopeCodec, silentLogger, withAttempts, type App, type AppOptions, type BindingRules } from '@babelqueue/core';
 import { bodySays, without } from './expected.js';
 import type { AgreementLab, AgreementRow, NativeRecord } from './row.js';
 
@@ -52,9 +54,15 @@ function json(body: Buffer | null): Record<string, unknown> {
 for (const row of rows) {
   describe(`projection agreement [${row.binding}]`, { skip: row.skip }, () => {
     let lab: AgreementLab;
+    let rules: BindingRules;
     before(async () => {
       lab = await row.open();
+      const transport = lab.transport();
+      rules = transport.rules;
+      await transport.close();
     });
+    /** The binding's DLQ of `queue` (`<queue>.dlq`; SQS `<queue>-dlq`). */
+    const dlqOf = (queue: string) => (rules.dlqName ? rules.dlqName(queue, undefined) : dlqName(queue));
     after(async () => {
       await lab?.close();
     });
@@ -78,23 +86,30 @@ for (const row of rows) {
     it('a failing handler: the retry copy, then the dead-letter record, project their own bodies (counted attempts)', async () => {
       const queue = await lab.queue('failed');
       const original = envelope(queue);
+      // On an in-place retry the row's own read of the released message is a counted delivery (SQS has no peek).
+      const maxAttempts = row.retryInPlace ? 3 : 2;
       // The delivery's metadata is the producer's (attempts 0); the copies must not keep it.
       await lab.produce(queue, original, { riders: RIDERS });
-      await withApp(queue, { maxAttempts: 2, deadLetter: true }, async (app) => {
+      await withApp(queue, { maxAttempts, deadLetter: true, ...row.retryOptions }, async (app) => {
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
         const copy = await lab.readRetry(queue);
-        assert.deepEqual(copy.body, withAttempts(original, 1), 'the retry copy: the original bytes with attempts 1');
-        agrees(copy, lab.project(copy.body!, 'retry', queue), 'retry copy');
-        if (row.fields.attempts) assert.equal(String(copy.contract[row.fields.attempts]), '1');
+        if (row.retryInPlace) {
+          assert.deepEqual(copy.body, original, `released in place (${row.retryInPlace}): the delivery itself, byte for byte`);
+          agrees(copy, lab.project(original, 'retry', queue), 'released message: the producer\'s metadata, untouched');
+        } else {
+          assert.deepEqual(copy.body, withAttempts(original, 1), 'the retry copy: the original bytes with attempts 1');
+          agrees(copy, lab.project(copy.body!, 'retry', queue), 'retry copy');
+          if (row.fields.attempts) assert.equal(String(copy.contract[row.fields.attempts]), '1');
+        }
         assert.deepEqual(copy.riders, RIDERS, 'riders ride on the retry copy');
 
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        const record = await lab.readDeadLetter(`${queue}.dlq`);
+        const record = await lab.readDeadLetter(dlqOf(queue));
         const says = json(record.body);
-        assert.equal(says.attempts, 2, 'the record carries the counted attempt');
-        assert.equal((says.dead_letter as Record<string, unknown>).attempts, 2);
+        assert.equal(says.attempts, maxAttempts, 'the record carries the counted attempt');
+        assert.equal((says.dead_letter as Record<string, unknown>).attempts, maxAttempts);
         agrees(record, lab.project(record.body!, 'dead-letter', queue), 'failed record');
-        if (row.fields.attempts) assert.equal(String(record.contract[row.fields.attempts]), '2', 'not the delivered 1');
+        if (row.fields.attempts) assert.equal(String(record.contract[row.fields.attempts]), String(maxAttempts), 'not the delivered count');
         if (row.ridersOnDeadLetter) assert.deepEqual(record.riders, RIDERS, 'riders ride on the record');
       });
     });
@@ -106,7 +121,7 @@ for (const row of rows) {
       await lab.produce(queue, original, { riders: RIDERS });
       await withApp(queue, { onUnknownUrn: 'dead_letter', deadLetter: true }, async (app) => {
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        const record = await lab.readDeadLetter(`${queue}.dlq`);
+        const record = await lab.readDeadLetter(dlqOf(queue));
         assert.equal(json(record.body).attempts, 1);
         agrees(record, lab.project(record.body!, 'dead-letter', queue), 'unknown_urn record');
       });
@@ -119,7 +134,7 @@ for (const row of rows) {
       await lab.produce(queue, poison, { claims: envelope(queue), riders: RIDERS });
       await withApp(queue, { deadLetter: true }, async (app) => {
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        const record = await lab.readDeadLetter(`${queue}.dlq`);
+        const record = await lab.readDeadLetter(dlqOf(queue));
         assert.equal((json(record.body).dead_letter as Record<string, unknown>).reason, 'poison');
         assert.equal(bodySays(record.body).urn, '', 'the record is not an envelope');
         agrees(record, lab.project(record.body!, 'dead-letter', queue), 'poison record');
@@ -143,7 +158,7 @@ for (const row of rows) {
       await lab.produce(queue, original, { schemaVersion: '2', riders: RIDERS });
       await withApp(queue, { deadLetter: true }, async (app) => {
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        const record = await lab.readDeadLetter(`${queue}.dlq`);
+        const record = await lab.readDeadLetter(dlqOf(queue));
         assert.deepEqual(record.body, original, 'the raw body, byte for byte');
         const received = lab.project(original, 'dead-letter', queue);
         agrees(record, without(received, row.fields.attempts, row.fields.schemaVersion), 'version-gated record');
@@ -156,7 +171,7 @@ for (const row of rows) {
       const poison = Buffer.from('not json at all', 'utf8');
       const claims = envelope(queue);
       await lab.produce(queue, poison, { claims, riders: RIDERS });
-      await withApp(queue, { maxAttempts: 3 }, async (app) => {
+      await withApp(queue, { maxAttempts: 3, ...row.retryOptions }, async (app) => {
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
         const copy = await lab.readRetry(queue);
         assert.deepEqual(copy.body, poison, 'poison travels unchanged');

@@ -3,7 +3,7 @@
  * read back with the broker's own client. A new binding adds one file under
  * `rows/` exporting `row` (see rows/rabbitmq.ts for a complete one).
  */
-import type { Transport } from '@babelqueue/core';
+import type { AppOptions, Transport } from '@babelqueue/core';
 
 /** A record as the broker's own client reads it. */
 export interface NativeRecord {
@@ -70,5 +70,20 @@ export interface AgreementRow {
   readonly ridersOnDeadLetter: boolean;
   /** Poison without a DLQ takes the bounded retry (the binding's `poisonWithoutDeadLetter: 'bounded-retry'`). */
   readonly poisonRetry: boolean;
+  /**
+   * App options under which a failed delivery is retried by a copy the binding
+   * writes (Artemis, Service Bus: a backoff delay; an immediate retry is a
+   * native redelivery there, with nothing re-emitted). Default none.
+   */
+  readonly retryOptions?: Partial<AppOptions>;
+  /**
+   * Set (saying why) when the binding never writes a retry copy: a retry
+   * releases the delivery itself in place (SQS). The row then checks that the
+   * released message is the delivery untouched (body and metadata as
+   * produced), and `readRetry` reads it back with the broker's client. Where
+   * that read is itself a counted receive (SQS has no peek), the next consume
+   * sees one attempt more: the test allows for it with a third attempt.
+   */
+  readonly retryInPlace?: string;
   open(): Promise<AgreementLab>;
 }

@@ -2,7 +2,9 @@ import type { Delivery as AmqpDelivery, Message as AmqpMessage } from 'rhea';
 import {
   DeadLetterWriteError,
   nativeSchemaVersion,
+  projectArtemis,
   reconcileArtemisAttempts,
+  recordProjection,
   withAttempts,
   type Decision,
   type Delivery,
@@ -10,7 +12,7 @@ import {
   type Logger,
 } from '@babelqueue/core';
 import type { Holds } from './holds.js';
-import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, readBody, SCHEMA_VERSION_PROPERTY } from './message.js';
+import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './message.js';
 import type { Publisher } from './publisher.js';
 
 /** The receiving link deliveries arrived on, and whether it is still attached. */
@@ -51,7 +53,6 @@ export class ArtemisDelivery implements Delivery {
   readonly nativeSchemaVersion?: string;
   readonly poison?: string;
   private readonly deliveryCount: number;
-  private reconciled: number | undefined;
   private settled = false;
 
   constructor(
@@ -73,8 +74,7 @@ export class ArtemisDelivery implements Delivery {
 
   /** `max(body.attempts, delivery-count)`: the AMQP count is 0-based, so no −1 (seed 000). */
   reconcileAttempts(bodyAttempts: number): number {
-    this.reconciled = reconcileArtemisAttempts(bodyAttempts, this.deliveryCount);
-    return this.reconciled;
+    return reconcileArtemisAttempts(bodyAttempts, this.deliveryCount);
   }
 
   async settle(decision: Decision): Promise<void> {
@@ -121,9 +121,10 @@ export class ArtemisDelivery implements Delivery {
       this.finish('modified', () => this.amqp.modified({ delivery_failed: true }));
       return;
     }
-    // A re-send starts the broker's delivery-count at 0 again, so the body carries the count.
+    // A re-send starts the broker's delivery-count at 0 again, so the body carries the count,
+    // and the copy carries the projection of its own bytes (a poison body: none).
     const body = withAttempts(this.body, attempts);
-    const copy = copyMessage(this.message, body, { [ATTEMPTS_PROPERTY]: String(attempts) }, delayMs);
+    const copy = projectedCopy(this.message, body, projectArtemis(recordProjection(body)), delayMs);
     try {
       await this.context.publisher.send(this.queue, copy, false);
     } catch (error) {
@@ -146,15 +147,13 @@ export class ArtemisDelivery implements Delivery {
   }
 
   private async deadLetter(queue: string, record: Buffer, reason: string): Promise<void> {
-    // A failed/unknown-URN record is the envelope with the counted attempt: its
-    // bq_attempts says the same. A poison or version-gated record is not an
-    // accepted envelope: like Pulsar's, it keeps the routing properties but not
-    // the attempts and schema-version projection.
-    const edits =
-      reason === 'failed' || reason === 'unknown_urn'
-        ? { [ATTEMPTS_PROPERTY]: String((this.reconciled ?? this.deliveryCount) + 1) }
-        : { [ATTEMPTS_PROPERTY]: undefined, [SCHEMA_VERSION_PROPERTY]: undefined };
-    const copy = copyMessage(this.message, record, edits);
+    // A failed, unknown-URN or poison record carries the projection of its own
+    // bytes (the counted attempt; no envelope field on poison). A version-gated
+    // record is the raw body: like Pulsar's, it keeps the delivery's properties
+    // but not the attempts and schema-version projection.
+    const copy = reason === 'version_gate'
+      ? copyMessage(this.message, record, { [ATTEMPTS_PROPERTY]: undefined, [SCHEMA_VERSION_PROPERTY]: undefined })
+      : projectedCopy(this.message, record, projectArtemis(recordProjection(record)));
     copy.content_type = 'application/json';
     try {
       await this.context.publisher.send(queue, copy, false);

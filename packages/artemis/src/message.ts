@@ -76,6 +76,35 @@ export function copyMessage(
   return message;
 }
 
+/** The message fields of the Artemis projection: a projected copy sets them from its own body, never keeps the delivery's. */
+const PROJECTED_FIELDS = ['subject', 'message_id', 'correlation_id', 'creation_time', 'content_type'] as const;
+/** The `bq_` application properties of the contract (riders never take these names). */
+const CONTRACT_PROPERTIES = [SCHEMA_VERSION_PROPERTY, 'bq_source_lang', ATTEMPTS_PROPERTY, APP_ID_PROPERTY, DELAY_PROPERTY];
+
+/**
+ * A copy of a received message whose native metadata is `projection` (the
+ * projection of the copy's own body: a retry copy, a dead-letter record)
+ * instead of what the delivery arrived with: the contract fields, the
+ * `x-opt-jms-type` annotation and the `bq_` properties are the projection's;
+ * riders (other application properties) and the other message fields and
+ * annotations ride along as {@link copyMessage} keeps them.
+ */
+export function projectedCopy(received: AmqpMessage, body: Buffer, projection: ArtemisProjection, delayMs = 0): AmqpMessage {
+  const message = copyMessage(received, body, Object.fromEntries(CONTRACT_PROPERTIES.map((key) => [key, undefined])));
+  const fields = message as unknown as Record<string, unknown>;
+  for (const field of PROJECTED_FIELDS) delete fields[field];
+  const annotations = message.message_annotations as Record<string, unknown>;
+  delete annotations[JMS_TYPE_ANNOTATION];
+  const projected = outgoingMessage(body, projection, delayMs);
+  Object.assign(annotations, projected.message_annotations);
+  Object.assign(message.application_properties as Record<string, unknown>, projected.application_properties);
+  for (const field of PROJECTED_FIELDS) {
+    const value: unknown = (projected as unknown as Record<string, unknown>)[field];
+    if (value !== undefined) fields[field] = value;
+  }
+  return message;
+}
+
 /** Immutable message properties a re-send keeps (user-id is the sender's to set, so it is not copied). */
 const COPIED_FIELDS = [
   'priority',

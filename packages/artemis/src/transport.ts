@@ -11,11 +11,13 @@ import {
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
 import type { Message as AmqpMessage } from 'rhea';
-import { browseQueue, purgeQueue } from './browse.js';
+import { browseQueue, countByBrowsing, purgeQueue, scanQueue } from './browse.js';
 import { ConnectionManager } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
 import { TransportClosedError } from './errors.js';
@@ -109,6 +111,25 @@ export class ArtemisTransport implements Transport {
     this.assertOpen();
     const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     return browseQueue(connection, this.connection.lost(connection), queue, max);
+  }
+
+  /**
+   * Reads the messages waiting on `queue` from `offset` on, left in place: one
+   * browsing receiver drained a batch at a time (see {@link scanQueue}).
+   * Headers are the application properties. No `remove`: AMQP cannot delete
+   * one message from the middle of a queue, so tools take and restore.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    this.assertOpen();
+    const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
+    yield* scanQueue(connection, this.connection.lost(connection), queue, options);
+  }
+
+  /** How many messages {@link scan} would read now, counted by browsing them all (AMQP has no queue-depth query). */
+  async depth(queue: string): Promise<number> {
+    this.assertOpen();
+    const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
+    return countByBrowsing(connection, this.connection.lost(connection), queue);
   }
 
   /** Removes every message waiting on `queue` (taken and accepted until none is left); resolves with how many. */

@@ -4,6 +4,7 @@ import { createApp, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport, ArtemisUnavailableError } from '@babelqueue/artemis';
 import { CuttableProxy } from './support/proxy.js';
 import { artemis, artemisUrl, captureLogger, Raw, sleep, uniqueQueue } from './support/artemis.js';
+import { until } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
 
@@ -70,9 +71,9 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
       });
       const controller = new AbortController();
       const running = app.run({ concurrency: 4, signal: controller.signal, handleSignals: false });
-      const until = Date.now() + 60_000;
+      const deadline = Date.now() + 60_000;
       while ([...ids].some((id) => !handled.has(id)) || (await raw.count(q)) > 0) {
-        if (Date.now() > until) break;
+        if (Date.now() > deadline) break;
         await sleep(100);
       }
       controller.abort();
@@ -88,14 +89,16 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
 
   it('a publish while the broker is unreachable: fails fast by default, waits for the reconnect with publishWhileDisconnected: wait', async () => {
     const q = queue('outage-publish');
-    const failing = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, ...fast });
+    const failingLogger = captureLogger();
+    const failing = new ArtemisTransport({ url: viaProxy(), logger: failingLogger, ...fast });
     const waiting = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, publishWhileDisconnected: 'wait', ...fast });
     const apps = [createApp({ transport: failing, queue: q, logger: silentLogger }), createApp({ transport: waiting, queue: q, logger: silentLogger })];
     try {
       await apps[0]!.publish(URN, { n: 0 });
       await apps[1]!.publish(URN, { n: 1 });
       await proxy.down();
-      await sleep(200);
+      // Fail-fast needs the client to have seen the loss: wait for it rather than for a fixed time.
+      await until(() => /connection lost/.test(failingLogger.text()), 30_000, 'the client to notice the outage');
       await assert.rejects(apps[0]!.publish(URN, { n: 2 }), (e: Error) => e instanceof ArtemisUnavailableError);
       const pending = apps[1]!.publish(URN, { n: 3 });
       await sleep(300);

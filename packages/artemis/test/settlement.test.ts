@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import rhea, { type Message as AmqpMessage } from 'rhea';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, projectArtemis, recordProjection, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
 import { ArtemisTransport, type ArtemisTransportOptions } from '@babelqueue/artemis';
 import { artemis, artemisUrl, captureLogger, envelope, Raw, uniqueQueue } from './support/artemis.js';
 
@@ -295,7 +295,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     for (const c of cases) {
       it(`${c.name}: written to <queue>.dlq as the poison record, then accepted`, async () => {
         const { queue, dlq } = names('poison-dl');
-        await raw.send(queue, foreign(c.body));
+        await raw.send(queue, foreign(c.body, { traceparent: 'tp-1' }));
         const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, ...c.options });
         let calls = 0;
         a.handle(URN, () => void (calls += 1));
@@ -309,9 +309,15 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
         c.record(parsed);
         assert.equal(record!.message.content_type, 'application/json');
         const props = record!.message.application_properties ?? {};
-        assert.equal(props.bq_attempts, undefined, 'not an accepted envelope: no attempts projection');
-        assert.equal(props.bq_schema_version, undefined);
-        assert.equal(props.bq_source_lang, 'go', 'the routing properties ride along');
+        const own = projectArtemis(recordProjection(record!.body)).application_properties as Record<string, unknown>;
+        for (const key of ['bq_attempts', 'bq_schema_version', 'bq_source_lang']) {
+          assert.equal(props[key], own[key], `${key}: the projection of the record's own bytes, not what the delivery claimed`);
+        }
+        if (parsed.job === undefined) {
+          assert.equal(props.bq_source_lang, undefined, 'not an envelope: the "go" the delivery claimed is not kept');
+          assert.equal((record!.message.message_annotations as Record<string, unknown> | undefined)?.['x-opt-jms-type'], undefined, 'no URN either');
+        }
+        assert.equal(props.traceparent, 'tp-1', 'riders ride along');
       });
     }
 

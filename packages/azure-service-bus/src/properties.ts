@@ -1,9 +1,6 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import rhea from 'rhea';
 import {
-  acceptsEnvelope,
-  decodeEnvelope,
-  envelopeProjection,
   nativeSchemaVersion,
   projectAsb,
   type EnvelopeProjection,
@@ -73,16 +70,6 @@ export function withAmqpTypes(properties: ApplicationProperties): ApplicationPro
  */
 function amqp(typed: rhea.Typed): number {
   return typed as unknown as number;
-}
-
-/**
- * The projection of a record's own bytes (a retry copy, a failed/unknown-URN
- * DLQ record): its attempts and identity, not the delivery's. A poison record
- * or anything that is not an accepted envelope projects nothing.
- */
-export function recordProjection(record: Buffer): EnvelopeProjection | undefined {
-  const decoded = decodeEnvelope(record, () => undefined);
-  return acceptsEnvelope(decoded) ? envelopeProjection(decoded) : undefined;
 }
 
 /** The body bytes of a received message: a data section as is, text as UTF-8; undefined for anything else. */

@@ -8,6 +8,8 @@ import {
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -16,6 +18,7 @@ import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
 import { isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
+import { countByPeeking, peekQueue } from './peek.js';
 import { toServiceBusMessage } from './properties.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
@@ -148,17 +151,35 @@ export class AzureServiceBusTransport implements Transport {
     await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.options }));
   }
 
-  /** Up to `max` messages from the head of `queue` without locking them (`peekMessages`). */
+  /** Up to `max` bodies from the head of `queue` without locking them: the first records of {@link scan}. */
   async browse(queue: string, max: number): Promise<Buffer[]> {
-    this.assertOpen();
-    const client = await this.connection.get();
-    const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true });
-    try {
-      const peeked = await receiver.peekMessages(max);
-      return peeked.map((m) => (Buffer.isBuffer(m.body) ? m.body : Buffer.from(typeof m.body === 'string' ? m.body : JSON.stringify(m.body))));
-    } finally {
-      await receiver.close();
+    const bodies: Buffer[] = [];
+    if (max <= 0) return bodies;
+    for await (const record of this.scan(queue)) {
+      bodies.push(record.body);
+      if (bodies.length >= max) break;
     }
+    return bodies;
+  }
+
+  /**
+   * Reads the messages of `queue` from `offset` on without locking or
+   * counting a delivery: `peekMessages` by sequence number, a batch at a time
+   * (see {@link peekQueue}). Headers are the application properties.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    this.assertOpen();
+    yield* peekQueue(await this.connection.get(), queue, options);
+  }
+
+  /**
+   * How many messages {@link scan} would read, counted by peeking them all
+   * (the runtime counts of the administration API need the Manage right and
+   * its HTTP endpoint; a peek needs only Listen).
+   */
+  async depth(queue: string): Promise<number> {
+    this.assertOpen();
+    return countByPeeking(await this.connection.get(), queue);
   }
 
   /** Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones stay. */

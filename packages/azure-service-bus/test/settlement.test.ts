@@ -6,8 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Delivery, type Message } from '@babelqueue/core';
 import { AzureServiceBusTransport, POISON_REASON, VERSION_GATE_REASON } from '@babelqueue/azure-service-bus';
 import { asb, bytesOf, captureLogger, configureQueue, envelope, Raw, uniqueQueue } from './support/lab.js';
+import { until } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
+/** Bounds a consume that stops at maxMessages: only a failing run waits this long. */
+const IDLE_MS = 30_000;
 
 describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () => {
   const url = asb.url!;
@@ -40,7 +43,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     a.handle(URN, (_data, message) => void seen.push(message));
     try {
       await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     } finally {
       await a.close();
     }
@@ -62,7 +65,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     const { body, projection } = envelope(URN, { order_id: 2 }, queue);
     try {
       await transport.publish({ body, queue, projection });
-      assert.equal(await a.consume({ maxMessages: 3, idleMs: 5000 }), 3);
+      assert.equal(await a.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
     } finally {
       await a.close();
     }
@@ -88,7 +91,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     });
     try {
       await a.publish(URN, { order_id: 3 });
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
+      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
     } finally {
       await a.close();
     }
@@ -106,7 +109,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     });
     try {
       await a.publish(URN, { order_id: 4 });
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
+      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
     } finally {
       await a.close();
     }
@@ -124,7 +127,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     const { body, projection } = envelope(URN, { order_id: 5 }, queue);
     try {
       await transport.publish({ body, queue, projection, headers: { traceparent: 'tp-5' } });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     } finally {
       await a.close();
     }
@@ -153,7 +156,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     try {
       await a.publish(URN, { kind: 'fatal' });
       await a.publish(URN, { kind: 'slow' });
-      assert.equal(await a.consume({ maxMessages: 3, idleMs: 5000 }), 3);
+      assert.equal(await a.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
     } finally {
       await a.close();
     }
@@ -174,7 +177,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
         try {
           await a.publish('urn:babel:nobody:handles', { n: 1 });
           const expected = strategy === 'delete' || strategy === 'dead_letter' ? 1 : 2;
-          assert.equal(await a.consume({ maxMessages: expected, idleMs: 5000 }), expected);
+          assert.equal(await a.consume({ maxMessages: expected, idleMs: IDLE_MS }), expected);
         } finally {
           await a.close();
         }
@@ -207,7 +210,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
         a.handle(URN, () => assert.fail('poison never reaches a handler'));
         try {
           await raw.send(queue, { body, contentType: 'application/json' });
-          assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+          assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
         } finally {
           await a.close();
         }
@@ -226,7 +229,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     const body = Buffer.from('{"job":');
     try {
       await raw.send(queue, { body });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     } finally {
       await a.close();
     }
@@ -255,7 +258,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
         const { body, projection } = envelope(URN, { n: 1 }, queue);
         try {
           await raw.send(queue, { body, subject: URN, messageId: projection.messageId, applicationProperties: { 'bq-schema-version': value as any, traceparent: 'tp-g' } });
-          assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+          assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
         } finally {
           await a.close();
         }
@@ -279,7 +282,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
       const { body } = envelope(URN, { n: 1 }, queue);
       try {
         await raw.send(queue, { body, applicationProperties: { 'bq-schema-version': '2' } });
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       } finally {
         await a.close();
       }
@@ -296,10 +299,10 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     const { app: a, logger } = app(queue, { deadLetter: true });
     try {
       await raw.send(queue, { body: Buffer.from('not json') });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       assert.match(logger.text(), /dead-letter write failed/);
       await configureQueue(url, dlq, { status: 'Active' });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     } finally {
       await a.close();
     }
@@ -320,7 +323,9 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     });
     try {
       await a.publish(URN, { n: 1 });
-      assert.equal(await a.consume({ idleMs: 2500 }), 1);
+      // Stops at the one delivery; the bound is only reached by a failing run. A lost lock would
+      // leave the message on the queue (its complete refused), which the drain below would find.
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     } finally {
       await a.close();
     }
@@ -336,7 +341,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
       await transport.publish({ body, queue, projection });
       const left: Delivery[] = [];
       await transport.consume(queue, async (delivery) => void left.push(delivery), {
-        concurrency: 1, signal: new AbortController().signal, maxMessages: 1, idleMs: 5000,
+        concurrency: 1, signal: new AbortController().signal, maxMessages: 1, idleMs: IDLE_MS,
       });
       assert.equal(left.length, 1, 'one delivery handed over and never settled');
       // The transport stays open: only the end of the loop may stop the renewals
@@ -376,12 +381,13 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     let most = 0;
     a.handle(URN, async () => {
       most = Math.max(most, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Hold the first one until a second is handed over beside it (bounded): no race against the receive.
+      await until(() => most > 1, 10_000).catch(() => undefined);
       inFlight--;
     });
     try {
       for (let i = 0; i < 6; i++) await a.publish(URN, { i });
-      assert.equal(await a.consume({ maxMessages: 6, idleMs: 5000, concurrency: 3 }), 6);
+      assert.equal(await a.consume({ maxMessages: 6, idleMs: IDLE_MS, concurrency: 3 }), 6);
     } finally {
       await a.close();
     }

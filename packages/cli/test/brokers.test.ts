@@ -80,6 +80,24 @@ for (const layout of ['legacy', 'zset'] as const) {
   });
 }
 
+describe('babelqueue demo on redis', { skip: redis.skip }, () => {
+  test('the demo runs until its own messages are done: one left on its queue beforehand does not cut it short', async () => {
+    const url = redis.url!;
+    const queue = uniqueQueue('cli-demo');
+    const earlier = await run(['publish', '--url', url, '--queue', queue, 'urn:babel:orders:created', '{"order_id":1}']);
+    assert.equal(earlier.code, 0, earlier.err);
+    const demo = await run(['demo', '--url', url, '--queue', queue, '--json']);
+    assert.equal(demo.code, 0, demo.err);
+    const report = jsonLines(demo.out)[0]!;
+    const ids = new Set(report.published.map((p: any) => p.id as string));
+    const payment = report.published[2].id as string;
+    assert.deepEqual(report.deliveries.filter((d: any) => d.id === payment).map((d: any) => d.outcome), ['retry', 'retry', 'dead-lettered']);
+    assert.equal(report.deliveries.length, 6, 'three orders once, the payment three times');
+    assert.ok(report.deliveries.every((d: any) => ids.has(d.id)), 'only the demo\'s own messages are reported');
+    assert.deepEqual(report.dead_letters.map((r: any) => r.meta.id), [payment]);
+  });
+});
+
 // SQS: the queues must exist (the binding creates none unless told to), and the
 // credentials come from the standard AWS chain: here the environment, with any
 // static key the lab's SQS-compatible server accepts.
@@ -119,10 +137,10 @@ describe('babelqueue on sqs', { skip: sqsLab.skip }, () => {
     assert.equal(show.code, 0, show.err);
     assert.equal(jsonLines(show.out)[0]!.dead_letter.error, 'Payment gateway timeout');
 
-    const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--idle-ms', '1000', '--json']);
+    const done = await run(['dlq', 'redrive', '--url', url, '--queue', queue, '--id', id, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
     assert.equal(done.code, 0, done.err);
     assert.equal(jsonLines(done.out)[0]!.redriven, 1);
-    const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', '3000', '--json']);
+    const consumed = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
     assert.equal(consumed.code, 0, consumed.err);
     const [envelope] = jsonLines(consumed.out);
     assert.equal(envelope!.meta.id, id);

@@ -95,6 +95,8 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     broker: { binding: transport.rules.name, target: transport.target },
     dlqs: settings.dlqs,
     reads: source.mode,
+    // How chosen records leave the DLQ: a binding without `remove` cannot delete one record in place.
+    removes: typeof transport.remove === 'function' ? 'in-place' : 'take-and-restore',
     can: {
       depth: typeof transport.depth === 'function',
       remove: typeof transport.remove === 'function',

@@ -58,7 +58,8 @@ export async function takeAndDelete(
           continue;
         }
         const keyed = delivery.key === undefined ? undefined : { key: delivery.key };
-        await publishRaw(dlq, delivery.body, ridersOf(delivery.headers), keyed);
+        // A null value (a Kafka tombstone) goes back as null, not as an empty value.
+        await publishRaw(dlq, delivery.body, ridersOf(delivery.headers), delivery.nullValue === true ? { ...keyed, nullValue: true } : keyed);
         await delivery.settle({ kind: 'ack' });
         restored += 1;
       }

@@ -8,6 +8,7 @@ interface Session {
   broker: { binding: string; target: string };
   dlqs: string[];
   reads: 'scan' | 'browse' | 'none';
+  removes: 'in-place' | 'take-and-restore';
   can: { depth: boolean; remove: boolean; redrive: boolean; bypass: boolean; purge: boolean; delete: boolean };
   limits: { scan: number; page: number; sort_window: number; browse: number };
 }
@@ -507,6 +508,11 @@ async function start(): Promise<void> {
   for (const box of document.querySelectorAll<HTMLInputElement>('#select-all')) box.hidden = session.read_only;
   $<HTMLButtonElement>('purge').hidden = !session.can.purge;
   $('bypass-label').hidden = !session.can.bypass;
+  if (!session.read_only && session.removes === 'take-and-restore' && session.can.delete) {
+    const hint = $('removal-hint');
+    hint.textContent = `The ${session.broker.binding} binding cannot delete one record in place. Delete and redrive of chosen records take records off the head of the DLQ, remove the chosen ones and write the others taken ahead of them back to the end of the queue: nothing is lost, but their order changes.`;
+    hint.hidden = false;
+  }
   if (session.reads === 'none') showNotice(`The ${session.broker.binding} binding cannot read a queue without consuming it, so records are not listed.`);
   renderTabs(tabDepths);
 

@@ -1,5 +1,5 @@
 import { CapabilityError, DeadLetterWriteError, NO_PROJECTION, projectKafka, recordProjection, withAttempts } from '@babelqueue/core';
-import type { Decision, Delivery, HeaderValue } from '@babelqueue/core';
+import type { Decision, Delivery, HeaderValue, Logger } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import {
   KafkaHeader,
@@ -23,8 +23,10 @@ export interface RecordWrite {
 export interface DeliveryContext {
   /** Writes one record and resolves once the broker acknowledged it (acks=all). */
   write(record: RecordWrite): Promise<void>;
-  /** The configured retry tiers (empty: no retry path). */
+  /** The retry tiers of this topic (empty: no retry path, as on a DLQ topic). */
   readonly retryTiersMs: readonly number[];
+  /** Where a poison record dropped for want of tiers is reported. */
+  readonly logger: Logger;
 }
 
 /** Where a delivery stands after `settle`. */
@@ -55,6 +57,8 @@ export class KafkaDelivery implements Delivery {
    * pass it to `KafkaTransport.publishRaw(…, { key })` to keep it byte for byte.
    */
   readonly key: Buffer | null;
+  /** True for a null value (a tombstone): `body` is empty, and a write-back (redrive restore) writes null again. */
+  readonly nullValue: boolean;
   /** Where this delivery stands; only `settled` lets its offset be committed. */
   state: DeliveryState = 'pending';
   /** Why the record was left unsettled, when it was. */
@@ -66,6 +70,7 @@ export class KafkaDelivery implements Delivery {
     private readonly ctx: DeliveryContext,
   ) {
     this.body = record.value ?? Buffer.alloc(0);
+    this.nullValue = record.value === null;
     this.key = record.key;
     this.headers = deliveryHeaders(record.headers);
     const version = kafkaSchemaVersion(record.headers);
@@ -118,14 +123,20 @@ export class KafkaDelivery implements Delivery {
    */
   private async retry(attempts: number, delayMs: number | undefined): Promise<void> {
     const tiers = this.ctx.retryTiersMs;
+    const { value } = this.record;
+    const projection = recordProjection(value);
+    const envelope = projection !== NO_PROJECTION;
     if (tiers.length === 0) {
+      // A DLQ topic has no tiers even on a transport with them: poison there takes the
+      // no-tier rule (committed, dropped and logged) instead of blocking its partition.
+      if (!envelope && delayMs === undefined) {
+        this.ctx.logger.error({ topic: this.queue, offset: this.record.offset }, 'dropped: the message is gone (poison on a topic without retry tiers, and no DLQ)');
+        return;
+      }
       throw new CapabilityError('a retry on Kafka needs retry tiers (set retryTiersMs); the record stays uncommitted');
     }
     const tier = delayMs === undefined ? tierForRetry(this.queue, tiers, attempts) : tierForDelay(this.queue, tiers, delayMs);
     const routing = { [KafkaHeader.DELAY]: String(tier.delayMs), [KafkaHeader.ORIGINAL_TOPIC]: this.queue };
-    const { value } = this.record;
-    const projection = recordProjection(value);
-    const envelope = projection !== NO_PROJECTION;
     const copy = envelope ? withAttempts(value!, attempts) : value;
     await this.ctx.write({
       topic: tier.topic,

@@ -10,6 +10,7 @@ import {
   type Delivery,
   type Logger,
   type OutgoingMessage,
+  type RawPublishOptions,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -21,7 +22,7 @@ import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.
 import { DrainWatch } from './drain-watch.js';
 import { KafkaHeader } from './headers.js';
 import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
-import type { Ordering, RecordResult } from './partition-batch.js';
+import { SETTLED, type Ordering, type RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { scanTopic, waitingRanges } from './scan.js';
@@ -174,21 +175,26 @@ export class KafkaTransport implements Transport {
 
   /**
    * Writes a record as is (tools, redrive): `body` and `headers` unchanged,
-   * `key` byte for byte (null when not given).
+   * `key` byte for byte (null when not given); with `nullValue` the value is
+   * null (a tombstone written back as one), and `body` must be empty.
    */
   async publishRaw(
     queue: string,
     body: Buffer,
     headers: Readonly<Record<string, string>> = {},
-    options: { readonly key?: Buffer | null } = {},
+    options: RawPublishOptions = {},
   ): Promise<void> {
-    await this.connection.write({ topic: queue, value: body, key: options.key ?? null, headers: { ...headers } });
+    if (options.nullValue === true && body.length > 0) {
+      throw new ConfigurationError(`publishRaw to ${queue}: nullValue writes a null value, but a ${body.length}-byte body was given`);
+    }
+    const value = options.nullValue === true ? null : body;
+    await this.connection.write({ topic: queue, value, key: options.key ?? null, headers: { ...headers } });
   }
 
   /**
    * Consumes `queue` (a topic) in the consumer group `groupId` until the signal
    * aborts or a drain limit is reached; with tiers, the re-inject consumer of
-   * `queue` runs beside it. At most `concurrency` records are in flight; which
+   * `queue` runs beside it (not on a DLQ topic, which never uses tiers). At most `concurrency` records are in flight; which
    * records of one partition may run together is the `ordering` option, and
    * offsets are committed in order, never past an unsettled record. A record
    * that is left unsettled (a failing handler without tiers, a failed write)
@@ -196,15 +202,19 @@ export class KafkaTransport implements Transport {
    */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     if (options.signal.aborted) return;
-    const tiered = this.retryTiersMs.length > 0;
+    // A topic that is itself a DLQ (a drain, a redrive) grows no DLQ and no retry tiers of
+    // its own: no tier topics, no re-inject consumer, and a retry of one of its records
+    // raises like a retry without tiers (the record stays uncommitted).
+    const deadLetterTopic = queue.endsWith(DLQ_SUFFIX);
+    const retryTiersMs = deadLetterTopic ? [] : this.retryTiersMs;
+    const tiered = retryTiersMs.length > 0;
     if (this.options.createTopics !== false) {
       // Before subscribing (a first start on a topic nobody created), and before the
       // first retry could auto-create a tier topic with the broker's defaults (CreateTime).
-      // A topic that is itself a DLQ (a drain, a redrive) gets no DLQ of its own.
       await ensureKafkaTopics(await this.connection.admin(), {
         topic: queue,
-        retryTiersMs: this.retryTiersMs,
-        ...(queue.endsWith(DLQ_SUFFIX) ? {} : { deadLetterTopic: dlqName(queue) }),
+        retryTiersMs,
+        ...(deadLetterTopic ? {} : { deadLetterTopic: dlqName(queue) }),
       });
     }
     const stop = new AbortController();
@@ -213,7 +223,7 @@ export class KafkaTransport implements Transport {
     this.running.add(stop);
 
     const drain = new DrainWatch(options, () => stop.abort());
-    const context = { write: (r: RecordWrite) => this.connection.write(r), retryTiersMs: this.retryTiersMs };
+    const context = { write: (r: RecordWrite) => this.connection.write(r), retryTiersMs, logger: this.logger };
     const handle = async (record: KafkaMessage, topic: string, partition: number): Promise<RecordResult> => {
       const delivery = new KafkaDelivery(topic, record, context);
       drain.started();
@@ -224,7 +234,7 @@ export class KafkaTransport implements Transport {
       } finally {
         drain.finished();
       }
-      if (delivery.state === 'settled') return { kind: 'settled' };
+      if (delivery.state === 'settled') return SETTLED;
       this.logger.warn(
         { topic, partition, offset: record.offset, why: delivery.unsettledWhy ?? 'not settled', redeliveryInMs: this.redeliveryDelayMs },
         'Kafka record not committed; its partition pauses and the record is delivered again',
@@ -252,7 +262,7 @@ export class KafkaTransport implements Transport {
         {
           ...this.tuning,
           topic: queue,
-          retryTiersMs: this.retryTiersMs,
+          retryTiersMs,
           groupId: this.options.reinjectGroupId ?? DEFAULT_REINJECT_GROUP_ID,
           createTopics: false,
           redeliveryDelayMs: this.redeliveryDelayMs,

@@ -10,6 +10,9 @@ import type { Slots } from './slots.js';
  */
 export type RecordResult = { readonly kind: 'settled' } | { readonly kind: 'hold'; readonly resumeInMs: number };
 
+/** The one `settled` result (immutable, so shared rather than made per record). */
+export const SETTLED: RecordResult = Object.freeze({ kind: 'settled' });
+
 /**
  * Which records of one partition may be in flight together:
  * - `partition`: one at a time, in offset order (Kafka's partition order);
@@ -110,11 +113,11 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
   const run = async (i: number): Promise<boolean> => {
     const record = records[i]!;
     if (policy.settledAhead.has(record.offset)) {
-      results[i] = { kind: 'settled' };
+      results[i] = SETTLED;
       advance();
       return true;
     }
-    await policy.slots.acquire();
+    if (!policy.slots.tryAcquire()) await policy.slots.acquire();
     try {
       if (failure !== undefined || !batch.mayTake()) return false;
       const result = await handle(record);

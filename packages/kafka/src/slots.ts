@@ -11,6 +11,13 @@ export class Slots {
     this.free = Math.max(1, Math.floor(size));
   }
 
+  /** Takes a slot if one is free now (no promise, no microtask hop); give it back with {@link release}. */
+  tryAcquire(): boolean {
+    if (this.free === 0) return false;
+    this.free -= 1;
+    return true;
+  }
+
   /** Resolves once a slot is held; give it back with {@link release}. */
   acquire(): Promise<void> {
     if (this.free > 0) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { createApp, redrive, silentLogger } from '@babelqueue/core';
 import { captureLogger } from '../../../test/support/capture-logger.js';
 import { Lab, kafka, until, uniqueQueue } from './support/kafka-lab.js';
 
@@ -63,6 +63,46 @@ describe('Kafka first start on a fresh topic (real broker)', { skip: kafka.skip 
     }
     assert.equal(await lab.exists(dlq), true, 'the consumed topic was created');
     assert.equal(await lab.exists(`${dlq}.dlq`), false, 'no DLQ of a DLQ');
+  });
+
+  it('a DLQ drained (redrive) with retry tiers configured grows no retry tiers of its own', async () => {
+    const dlq = `${uniqueQueue('first-start')}.dlq`;
+    await lab.createTopics([{ topic: dlq }]);
+    await lab.produce(dlq, [{ value: Buffer.from('not a record') }]);
+    const transport = lab.transport({ retryTiersMs: [200, 1000] });
+    const result = await redrive(transport, { from: dlq, max: 1, idleMs: 30_000 });
+    await transport.close();
+    assert.deepEqual([result.redriven, result.skipped], [0, 1], 'the undecodable record was restored');
+    for (const tier of [1, 2]) assert.equal(await lab.exists(`${dlq}.retry.${tier}`), false, `no ${dlq}.retry.${tier}`);
+    assert.equal(await lab.exists(`${dlq}.dlq`), false, 'no DLQ of a DLQ');
+  });
+
+  it('a worker on a DLQ with retry tiers configured drops poison and leaves a failed record for redelivery, never on a tier of the DLQ', async () => {
+    const dlq = `${uniqueQueue('first-start')}.dlq`;
+    await lab.createTopics([{ topic: dlq }]);
+    // Poison ahead of the envelope: with no tier to retry on it must not block the partition.
+    await lab.produce(dlq, [{ value: Buffer.from('{"raw":"not json","dead_letter":{"reason":"poison"}}') }]);
+    const attempts: number[] = [];
+    const app = createApp({ transport: lab.transport({ retryTiersMs: [200, 1000], redeliveryDelayMs: 100 }), queue: dlq, maxAttempts: 3, logger: silentLogger })
+      .handle(URN, (_data, message) => {
+        attempts.push(message.attempts);
+        if (attempts.length === 1) throw new Error('the first delivery fails');
+      });
+    const stop = new AbortController();
+    let crashed: unknown;
+    const run = app.run({ signal: stop.signal }).catch((error: unknown) => {
+      crashed = error;
+    });
+    try {
+      await app.publish(URN, { order_id: 1 });
+      await until(() => crashed !== undefined || attempts.length === 2, 30_000, 'the record to be delivered again');
+      assert.equal(crashed, undefined, 'the worker did not crash');
+    } finally {
+      stop.abort();
+      await run;
+      await app.close();
+    }
+    for (const tier of [1, 2]) assert.equal(await lab.exists(`${dlq}.retry.${tier}`), false, `no ${dlq}.retry.${tier}`);
   });
 
   it('with createTopics off, the worker waits for its topic instead of crashing, and creates nothing', async () => {

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { createApp, drainQueue, silentLogger, type DropEvent, type Envelope } from '@babelqueue/core';
+import { createApp, drainQueue, redrive, silentLogger, type DropEvent, type Envelope } from '@babelqueue/core';
 import { Lab, kafka, runUntil, text, until } from './support/kafka-lab.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
 const URN = 'urn:babel:orders:created';
 /** Bounds a drain that stops at maxMessages: only a failing run waits this long. */
 const IDLE_MS = 30_000;
+const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 /** A canonical envelope body written by "another SDK". */
 function envelope(id: string, attempts = 0, data: Record<string, unknown> = {}): Buffer {
@@ -90,6 +91,21 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const [copy] = await lab.read(`${poisonTopic}.retry.1`, 1);
     assert.equal(copy!.value, null, 'the bounded retry carries the null value as null');
     assert.equal(text(copy!.headers, 'bq-attempts'), '1');
+  });
+
+  it('redrive restores a null-valued DLQ record (a tombstone, undecodable) as null, never as an empty value, key kept', async () => {
+    const topic = await lab.topic('null-redrive');
+    const dlq = `${topic}.dlq`;
+    await lab.createTopics([{ topic: dlq, numPartitions: 1 }]);
+    await lab.produce(dlq, [{ value: null, key: b('k'), headers: { traceparent: b(TP) } }]);
+    const transport = lab.transport();
+    const result = await redrive(transport, { from: dlq, max: 1, idleMs: IDLE_MS });
+    await transport.close();
+    assert.deepEqual([result.redriven, result.skipped], [0, 1], 'undecodable: restored, skipped');
+    const [, restored] = await lab.read(dlq, 2);
+    assert.equal(restored!.value, null, 'the restore writes a null value, not an empty one');
+    assert.deepEqual(restored!.key, b('k'));
+    assert.equal(text(restored!.headers, 'traceparent'), TP);
   });
 
   it('reconciles attempts from bq-attempts when present (not a max), else from the body', async () => {
@@ -230,7 +246,9 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, async (_d, msg) => {
       active += 1;
       maxActive = Math.max(maxActive, active);
-      await new Promise((r) => setTimeout(r, 30));
+      // Hold until the other partition's record runs beside this one (bounded): the partitions'
+      // fetches need not arrive together, so a fixed sleep would race them.
+      await until(() => maxActive >= 2, 20_000).catch(() => undefined);
       seen.push(msg.id);
       active -= 1;
     });
@@ -263,6 +281,8 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
           sameMax = Math.max(sameMax, sameActive);
           sameOrder.push(msg.id);
         }
+        // Hold until a second record runs beside this one (bounded), then a little longer so an overlap would show.
+        await until(() => maxActive >= 2, 20_000).catch(() => undefined);
         await new Promise((r) => setTimeout(r, 30));
         if (same) sameActive -= 1;
         active -= 1;

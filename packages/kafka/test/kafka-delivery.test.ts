@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { DeadLetterWriteError } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaDelivery, type RecordWrite } from '../src/kafka-delivery.js';
+import { captureLogger } from '../../../test/support/capture-logger.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -28,14 +29,16 @@ function record(over: Partial<KafkaMessage> = {}): KafkaMessage {
 
 function harness(tiers: number[] = [500, 1000], fail = false) {
   const writes: RecordWrite[] = [];
+  const logger = captureLogger();
   const ctx = {
     retryTiersMs: tiers,
+    logger,
     write: async (r: RecordWrite) => {
       if (fail) throw new Error('broker down');
       writes.push(r);
     },
   };
-  return { writes, ctx };
+  return { writes, ctx, logger };
 }
 
 describe('KafkaDelivery', () => {
@@ -196,5 +199,15 @@ describe('KafkaDelivery', () => {
     await assert.rejects(e.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' }), /needs retry tiers/);
     await assert.rejects(e.settle({ kind: 'native-dead-letter', why: 'x' }), /no native dead-letter/);
     assert.equal(e.state, 'pending');
+  });
+
+  it('poison on a topic without tiers (a DLQ topic on a tiered transport) is committed, dropped and logged, never written or blocking', async () => {
+    const h = harness([]);
+    const d = new KafkaDelivery('orders.dlq', record({ value: b('not json {') }), h.ctx);
+    await d.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
+    assert.equal(d.state, 'settled');
+    assert.deepEqual(h.writes, []);
+    assert.ok(h.logger.lines.some((l) => l.message.startsWith('dropped')), 'the drop is logged');
+    assert.doesNotMatch(h.logger.text(), /not json/, 'the body is never logged');
   });
 });

@@ -1,4 +1,4 @@
-import type { PulsarConnection } from './connection.js';
+import type { HttpResponse, PulsarConnection } from './connection.js';
 import { reasonOf } from './connection.js';
 import { PulsarAdminError } from './errors.js';
 import { topicPath, type Topic } from './topics.js';
@@ -9,7 +9,7 @@ const EARLIEST = { ledgerId: -1, entryId: -1, partitionIndex: -1 };
 /**
  * The admin REST calls the binding needs, on the same web service as the
  * WebSocket API: creating a subscription (so a topic keeps what is published
- * before its first consumer), peeking a subscription's backlog (browse) and
+ * before its first consumer), peeking a subscription's backlog (scan, browse) and
  * skipping it (purge), and a start-up probe.
  */
 export class PulsarAdmin {
@@ -27,21 +27,26 @@ export class PulsarAdmin {
   }
 
   /**
-   * The message at `position` (1 = oldest) of the subscription's backlog,
-   * without consuming it; undefined past the end, or when the topic or the
+   * The entry at `position` (1 = oldest) of the subscription's backlog,
+   * without consuming it: the body and the `X-Pulsar-*` headers (properties,
+   * message id, batch size). Undefined past the end, or when the topic or the
    * subscription does not exist.
    */
-  async peek(topic: Topic, subscription: string, position: number): Promise<Buffer | undefined> {
+  async peekEntry(topic: Topic, subscription: string, position: number): Promise<HttpResponse | undefined> {
     const res = await this.connection.request(
       'GET',
       `/admin/v2/${topicPath(topic)}/subscription/${encodeURIComponent(subscription)}/position/${position}`,
     );
     if (res.status === 404) return undefined;
     if (res.status !== 200) throw new PulsarAdminError(res.status, `cannot peek ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
-    return res.body;
+    return res;
   }
 
-  /** How many messages the subscription has not acknowledged yet (0 when the topic or subscription does not exist). */
+  /**
+   * How many entries the subscription has not acknowledged yet (0 when the
+   * topic or subscription does not exist): Pulsar counts a producer's batch
+   * as one entry.
+   */
   async backlog(topic: Topic, subscription: string): Promise<number> {
     const res = await this.connection.request('GET', `/admin/v2/${topicPath(topic)}/stats`);
     if (res.status === 404) return 0;

@@ -1,11 +1,13 @@
 import {
   CapabilityError,
   DeadLetterWriteError,
-  acceptsEnvelope,
-  decodeEnvelope,
+  NO_PROJECTION,
   nativeSchemaVersion,
+  projectPulsar,
   reconcilePulsarAttempts,
+  recordProjection,
   withAttempts,
+  type EnvelopeProjection,
   type Decision,
   type Delivery,
   type HeaderValue,
@@ -29,8 +31,8 @@ export interface DeliveryContext {
   readonly logger: Logger;
 }
 
-/** Properties a dead-letter record never carries over from the delivery. */
-const NOT_ON_RECORDS = [PulsarProperty.DELAY];
+/** The contract properties: a copy of an envelope or a record carries its own projection of them, never the delivery's. */
+const CONTRACT = Object.values(PulsarProperty);
 /** A version-gated record keeps the routing properties except these (seed 002). */
 const NOT_ON_GATED = [PulsarProperty.ATTEMPTS, PulsarProperty.SCHEMA_VERSION, PulsarProperty.DELAY];
 
@@ -55,7 +57,7 @@ export class PulsarDelivery implements Delivery {
   readonly publishTime: number | undefined;
   private readonly properties: Readonly<Record<string, string>>;
   private settled = false;
-  private envelope: boolean | undefined;
+  private projection: EnvelopeProjection | undefined;
 
   constructor(
     readonly queue: string,
@@ -126,11 +128,12 @@ export class PulsarDelivery implements Delivery {
 
   /**
    * Re-publish to the same topic with the new attempts in the body (a surgical
-   * edit of the raw bytes; a poison body travels unchanged) and in
-   * `bq-attempts`, every other property kept; ack the original only once the
-   * copy is stored, nack it if the publish failed. Pulsar delays delivery only
-   * on Shared and Key_Shared subscriptions, so on the others the delivery
-   * waits out the delay here before the copy is sent.
+   * edit of the raw bytes) and the copy's own projection in the properties,
+   * riders kept; a poison body travels unchanged with the properties it came
+   * with and `bq-attempts` counting. Ack the original only once the copy is
+   * stored, nack it if the publish failed. Pulsar delays delivery only on
+   * Shared and Key_Shared subscriptions, so on the others the delivery waits
+   * out the delay here before the copy is sent.
    */
   private async retry(attempts: number, delayMs: number): Promise<void> {
     const brokerDelays = this.context.subscriptionType === 'Shared' || this.context.subscriptionType === 'Key_Shared';
@@ -140,12 +143,12 @@ export class PulsarDelivery implements Delivery {
       this.context.logger.info({ queue: this.queue }, 'stopped while a retry waited out its delay; Pulsar redelivers the message');
       return;
     }
-    const body = this.isEnvelope() ? withAttempts(this.body, attempts) : this.body;
-    const properties = editProperties(
-      this.properties,
-      { [PulsarProperty.ATTEMPTS]: String(attempts), ...(delay > 0 ? { [PulsarProperty.DELAY]: String(delay) } : {}) },
-      delay > 0 ? [] : [PulsarProperty.DELAY],
-    );
+    const envelope = this.isEnvelope();
+    const body = envelope ? withAttempts(this.body, attempts) : this.body;
+    const routing: Record<string, string> = delay > 0 ? { [PulsarProperty.DELAY]: String(delay) } : {};
+    const properties = envelope
+      ? editProperties(this.properties, { ...projectPulsar({ ...this.ownProjection(), attempts }), ...routing }, CONTRACT)
+      : editProperties(this.properties, { [PulsarProperty.ATTEMPTS]: String(attempts), ...routing }, delay > 0 ? [] : [PulsarProperty.DELAY]);
     try {
       await this.context.send(this.queue, { body, properties, delayMs: delay });
     } catch (error) {
@@ -156,23 +159,17 @@ export class PulsarDelivery implements Delivery {
   }
 
   /**
-   * Write the record to the DLQ, stored, then ack. The record keeps the
-   * delivery's routing properties; `bq-attempts` follows the record's own
-   * top-level attempts, and a version-gated record (the raw body) carries
-   * neither `bq-attempts` nor `bq-schema-version`. A failed write leaves the
+   * Write the record to the DLQ, stored, then ack. A failed, unknown-URN or
+   * poison record carries the projection of its own bytes (the counted
+   * attempts; no envelope field on poison) beside the delivery's riders; a
+   * version-gated record (the raw body) keeps the delivery's properties
+   * except `bq-attempts` and `bq-schema-version`. A failed write leaves the
    * delivery untouched and throws; the runtime then leaves it unsettled.
    */
   private async deadLetter(queue: string, record: Buffer, reason: Extract<Decision, { kind: 'dead-letter' }>['reason']): Promise<void> {
-    let properties: Record<string, string>;
-    if (reason === 'version_gate') {
-      properties = editProperties(this.properties, {}, NOT_ON_GATED);
-    } else {
-      const attempts = topLevelAttempts(record);
-      const drop = reason === 'poison' ? [...NOT_ON_RECORDS, PulsarProperty.SCHEMA_VERSION] : NOT_ON_RECORDS;
-      properties = attempts === undefined
-        ? editProperties(this.properties, {}, [...drop, PulsarProperty.ATTEMPTS])
-        : editProperties(this.properties, { [PulsarProperty.ATTEMPTS]: String(attempts) }, drop);
-    }
+    const properties = reason === 'version_gate'
+      ? editProperties(this.properties, {}, NOT_ON_GATED)
+      : editProperties(this.properties, projectPulsar(recordProjection(record)), CONTRACT);
     try {
       await this.context.send(queue, { body: record, properties });
     } catch (cause) {
@@ -194,20 +191,14 @@ export class PulsarDelivery implements Delivery {
     }
   }
 
-  /** True when the body is an accepted envelope (decoded once, only when needed). */
-  private isEnvelope(): boolean {
-    this.envelope ??= acceptsEnvelope(decodeEnvelope(this.body, ignoreWarnings));
-    return this.envelope;
+  /** The body's own projection ({@link NO_PROJECTION} unless it is an accepted envelope), decoded once, only when needed. */
+  private ownProjection(): EnvelopeProjection {
+    this.projection ??= recordProjection(this.body);
+    return this.projection;
   }
-}
 
-/** The record's top-level `attempts` when it is a non-negative integer. */
-function topLevelAttempts(record: Buffer): number | undefined {
-  try {
-    const attempts = (JSON.parse(record.toString('utf8')) as { attempts?: unknown }).attempts;
-    return typeof attempts === 'number' && Number.isSafeInteger(attempts) && attempts >= 0 ? attempts : undefined;
-  } catch {
-    return undefined;
+  private isEnvelope(): boolean {
+    return this.ownProjection() !== NO_PROJECTION;
   }
 }
 
@@ -226,6 +217,3 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> {
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/** Decode warnings were reported when the delivery was classified; the binding's own look does not repeat them. */
-function ignoreWarnings(): void {}

@@ -7,6 +7,8 @@ import {
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -15,6 +17,7 @@ import { isConfigurationFailure, PulsarConnection } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
 import { PulsarAdminError, TransportClosedError } from './errors.js';
 import { resolveOptions, type PulsarTransportOptions, type ResolvedOptions } from './options.js';
+import { peekSubscription } from './peek.js';
 import { Producers } from './producer.js';
 import type { Send } from './send.js';
 import { publishProperties } from './properties.js';
@@ -110,19 +113,37 @@ export class PulsarTransport implements Transport {
 
   /**
    * Reads up to `max` bodies from the head of the subscription's backlog
-   * without consuming them (the admin API's peek). A topic or subscription that
-   * does not exist reads as empty.
+   * without consuming them (the first records of {@link scan}). A topic or
+   * subscription that does not exist reads as empty.
    */
   async browse(queue: string, max: number): Promise<Buffer[]> {
-    this.assertOpen();
-    const topic = this.topic(queue);
     const bodies: Buffer[] = [];
-    for (let position = 1; position <= max; position++) {
-      const body = await this.admin.peek(topic, this.options.subscription, position);
-      if (body === undefined) break;
-      bodies.push(body);
+    if (max <= 0) return bodies;
+    for await (const record of this.scan(queue)) {
+      bodies.push(record.body);
+      if (bodies.length >= max) break;
     }
     return bodies;
+  }
+
+  /**
+   * Reads the subscription's backlog from `offset` on without acknowledging
+   * anything: the admin API's peek, a window of positions at a time (see
+   * {@link peekSubscription}). Headers are the message properties.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    this.assertOpen();
+    yield* peekSubscription(this.admin, this.topic(queue), this.options.subscription, options);
+  }
+
+  /**
+   * The subscription's backlog (`msgBacklog` of the topic stats; 0 for a
+   * missing topic). Pulsar counts stored entries: a batch a batching producer
+   * wrote counts once here, while {@link scan} reads each of its messages.
+   */
+  async depth(queue: string): Promise<number> {
+    this.assertOpen();
+    return this.admin.backlog(this.topic(queue), this.options.subscription);
   }
 
   /** Acknowledges the subscription's whole backlog; resolves with how many it held (0 for a missing topic). */

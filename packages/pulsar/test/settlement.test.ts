@@ -3,9 +3,10 @@
 // poison, the version gate, a failed DLQ write, Exclusive subscriptions.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, projectPulsar, recordProjection, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
 import { PulsarTransport, type PulsarTransportOptions } from '@babelqueue/pulsar';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
+import { until } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
 
@@ -281,7 +282,7 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     for (const c of cases) {
       it(`${c.name}: dead-lettered at once as a poison record, the handler never runs`, async () => {
         const { queue, dlq } = names('poison-dl');
-        await raw.publish(queue, c.body, { 'bq-job': URN, 'bq-schema-version': '1', 'bq-attempts': '0' });
+        await raw.publish(queue, c.body, { 'bq-job': URN, 'bq-schema-version': '1', 'bq-attempts': '0', traceparent: 'tp-1' });
         const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, ...(c.maxBodyBytes ? { maxBodyBytes: c.maxBodyBytes } : {}) });
         let calls = 0;
         a.handle(URN, () => void (calls += 1));
@@ -293,8 +294,10 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
         const parsed = json(record!.body);
         assert.deepEqual([parsed.dead_letter.reason, parsed.dead_letter.attempts], ['poison', 1]);
         c.check(parsed);
-        assert.equal(record!.properties['bq-job'], URN, 'the route it arrived on is kept');
-        assert.equal(record!.properties['bq-schema-version'], undefined, 'a poison record is not a schema-1 envelope');
+        const contract = Object.fromEntries(Object.entries(record!.properties).filter(([key]) => key.startsWith('bq-')));
+        assert.deepEqual(contract, projectPulsar(recordProjection(record!.body)), 'the projection of the record\'s own bytes, not what the delivery claimed');
+        if (parsed.job === undefined) assert.equal(record!.properties['bq-job'], undefined, 'a poison record is not an envelope: no envelope property');
+        assert.equal(record!.properties.traceparent, 'tp-1', 'riders ride along');
       });
     }
 
@@ -394,11 +397,13 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     a.handle(URN, async (data: any) => {
       running += 1;
       peak = Math.max(peak, running);
+      // Hold until a second one runs beside this one (bounded), instead of racing a sleep against the receives.
+      await until(() => peak >= 2, 20_000).catch(() => undefined);
       await sleep(50);
       seen.add(data.i);
       running -= 1;
     });
-    assert.equal(await a.consume({ concurrency: 3, maxMessages: 8, idleMs: 5000 }), 8);
+    assert.equal(await a.consume({ concurrency: 3, maxMessages: 8, idleMs: 30_000 }), 8);
     await a.close();
     assert.equal(seen.size, 8);
     assert.ok(peak <= 3 && peak >= 2, `peak concurrency ${peak}`);

@@ -1,5 +1,6 @@
 import type { Channel, Message } from 'amqplib';
 import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import { Acker } from './acker.js';
 import type { ConnectionManager } from './connection.js';
 import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
 import { Holds } from './holds.js';
@@ -29,7 +30,8 @@ interface MutableLane extends Lane {
  */
 export class Consumer {
   private readonly concurrency: number;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Deliveries being handled, and the job handling each. */
+  private readonly inFlight = new Map<RabbitMqDelivery, Promise<void>>();
   private readonly holds: Holds;
   private readonly context: DeliveryContext;
   private taken = 0;
@@ -66,15 +68,14 @@ export class Consumer {
       if (signal.aborted) this.requestStop();
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    this.armIdle();
     try {
       if (this.deps.options.mode === 'get') await this.getMode();
       else await this.consumeMode();
     } finally {
       this.requestStop();
-      if (this.idleTimer) clearTimeout(this.idleTimer);
+      this.stopIdleClock();
       for (const signal of signals) signal.removeEventListener('abort', onAbort);
-      await Promise.allSettled(this.inFlight);
+      await Promise.allSettled(this.inFlight.values());
       this.holds.flush();
     }
   }
@@ -114,7 +115,9 @@ export class Consumer {
         await this.pause(this.deps.options.reconnect.initialDelayMs);
         continue;
       }
+      this.startIdleClock();
       const why = await Promise.race([this.stopped, ended]);
+      this.stopIdleClock();
       this.slotFreed = undefined;
       if (why === 'stop') {
         // Messages still in the backlog stay unacknowledged and go back to the
@@ -132,6 +135,7 @@ export class Consumer {
       );
       if (why === 'cancelled') {
         this.deps.queues.forget(this.deps.connection.current(), this.queue);
+        lane.acker.flush();
         await lane.channel.close().catch(() => undefined);
       }
       await this.pause(this.deps.options.reconnect.initialDelayMs);
@@ -142,7 +146,9 @@ export class Consumer {
     while (!this.stopping) {
       const lane = await this.openLane(undefined);
       if (lane === undefined) return;
+      this.startIdleClock();
       await Promise.all(Array.from({ length: this.concurrency }, () => this.poller(lane)));
+      this.stopIdleClock();
       if (this.stopping) {
         await this.finish(lane);
         return;
@@ -184,7 +190,12 @@ export class Consumer {
         if (model === 'stop') return undefined;
         await this.deps.queues.ensure(model, { kind: 'work', name: this.queue }, true);
         const channel: Channel = await model.createChannel();
-        const lane: MutableLane = { channel, closed: false };
+        const open = { channel, closed: false };
+        const lane: MutableLane = Object.assign(open, {
+          acker: new Acker(open, (what, error) =>
+            this.deps.logger.warn({ queue: this.queue, settle: what, error: text(error) }, 'settlement lost with its channel; RabbitMQ redelivers the message'),
+          ),
+        });
         channel.on('error', (error: Error) =>
           this.deps.logger.warn({ queue: this.queue, error: error.message }, 'consumer channel closed by the broker'),
         );
@@ -220,22 +231,43 @@ export class Consumer {
 
   private hand(delivery: RabbitMqDelivery): Promise<void> {
     this.lastActivity = Date.now();
-    const job: Promise<void> = this.onDelivery(delivery)
-      .catch((error: unknown) => {
-        this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
-      })
-      .finally(() => {
-        if (delivery.abandon()) {
-          this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; requeueing it');
-        }
-        this.inFlight.delete(job);
-        this.lastActivity = Date.now();
-        const max = this.limits.maxMessages;
-        if (max !== undefined && this.taken >= max && this.inFlight.size === 0) this.requestStop();
-        this.slotFreed?.();
-      });
-    this.inFlight.add(job);
+    const job = this.handle(delivery);
+    this.inFlight.set(delivery, job);
     return job;
+  }
+
+  /** One async function per delivery (not a promise chain): fewer promises and closures on the hot path. */
+  private async handle(delivery: RabbitMqDelivery): Promise<void> {
+    try {
+      await this.onDelivery(delivery);
+    } catch (error) {
+      this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
+    } finally {
+      if (delivery.abandon()) {
+        this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; requeueing it');
+      }
+      this.inFlight.delete(delivery);
+      this.lastActivity = Date.now();
+      const max = this.limits.maxMessages;
+      if (max !== undefined && this.taken >= max && this.inFlight.size === 0) this.requestStop();
+      this.slotFreed?.();
+    }
+  }
+
+  /**
+   * Starts the idle clock once consuming really begins (the consumer is
+   * registered, or the pollers run), so time spent connecting or reconnecting
+   * never counts against `idleMs`.
+   */
+  private startIdleClock(): void {
+    this.stopIdleClock();
+    this.lastActivity = Date.now();
+    this.armIdle();
+  }
+
+  private stopIdleClock(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
   }
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
@@ -250,8 +282,9 @@ export class Consumer {
   }
 
   private async finish(lane: MutableLane): Promise<void> {
-    await Promise.allSettled(this.inFlight);
+    await Promise.allSettled(this.inFlight.values());
     this.holds.flush();
+    lane.acker.flush();
     await lane.channel.close().catch(() => undefined);
   }
 

@@ -1,14 +1,16 @@
 import type { Channel, Message } from 'amqplib';
+import type { Acker, AckTicket } from './acker.js';
 import { DeadLetterWriteError, nativeSchemaVersion, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
 import { ATTEMPTS_HEADER, copyProperties, plainHeaders, recordProperties, SCHEMA_VERSION_HEADER } from './properties.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
 import type { Holds } from './holds.js';
 
-/** The channel deliveries arrived on, and whether it is still open. */
+/** The channel deliveries arrived on, whether it is still open, and who acknowledges on it. */
 export interface Lane {
   readonly channel: Channel;
   readonly closed: boolean;
+  readonly acker: Acker;
 }
 
 /** What a delivery needs from its consume loop. */
@@ -30,6 +32,7 @@ export class RabbitMqDelivery implements Delivery {
   readonly headers: Readonly<Record<string, HeaderValue>>;
   readonly nativeSchemaVersion?: string;
   private settled = false;
+  private readonly ticket: AckTicket;
 
   constructor(
     readonly queue: string,
@@ -38,6 +41,7 @@ export class RabbitMqDelivery implements Delivery {
     private readonly context: DeliveryContext,
   ) {
     this.body = message.content;
+    this.ticket = lane.acker.track(message);
     this.headers = plainHeaders(message.properties.headers);
     // FACTS §4: the seeds define no RabbitMQ gate; read x-schema-version with the
     // SQS/Kafka rule (absent, null or blank → decode; anything but "1" → gated).
@@ -128,31 +132,25 @@ export class RabbitMqDelivery implements Delivery {
     this.acknowledge();
   }
 
+  /** The ack waits (one event-loop turn at most) to be coalesced with its neighbours' (see {@link Acker}). */
   private acknowledge(): void {
-    this.finish('ack', () => this.lane.channel.ack(this.message));
+    this.finish();
+    this.lane.acker.ack(this.ticket);
   }
 
   private reject(): void {
-    this.finish('reject', () => this.lane.channel.nack(this.message, false, false));
+    this.finish();
+    this.lane.acker.nack(this.ticket, false);
   }
 
   /** Requeue after a pause, so a fault on the broker side does not become a hot redelivery loop. */
   private requeueLater(): void {
     this.settled = true;
-    this.context.holds.add(() => this.finish('requeue', () => this.lane.channel.nack(this.message, false, true), true));
+    this.context.holds.add(() => this.lane.acker.nack(this.ticket, true));
   }
 
-  private finish(what: string, act: () => void, already = false): void {
-    if (this.settled && !already) throw new Error(`delivery of "${this.queue}" was already settled`);
+  private finish(): void {
+    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
     this.settled = true;
-    if (this.lane.closed) return;
-    try {
-      act();
-    } catch (error) {
-      this.context.logger.warn(
-        { queue: this.queue, settle: what, error: error instanceof Error ? error.message : String(error) },
-        'settlement lost with its channel; RabbitMQ redelivers the message',
-      );
-    }
   }
 }

@@ -126,8 +126,11 @@ function retype(key: string, value: unknown): unknown {
  */
 export function plainHeaders(headers: Readonly<Record<string, unknown>> | undefined): Record<string, HeaderValue> {
   const out: Record<string, HeaderValue> = {};
-  for (const [key, value] of Object.entries(headers ?? {})) {
-    const plain = plainValue(value);
+  if (headers === undefined) return out;
+  // for…in over an own-keys-only record: no entries array per delivery (this runs for every message).
+  for (const key in headers) {
+    if (!Object.hasOwn(headers, key)) continue;
+    const plain = plainValue(headers[key]);
     if (plain !== undefined) out[key] = plain;
   }
   return out;

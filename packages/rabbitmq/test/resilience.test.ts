@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { createApp, drainQueue, silentLogger } from '@babelqueue/core';
 import { RabbitMqTransport, RabbitMqUnavailableError } from '@babelqueue/rabbitmq';
 import { CuttableProxy } from './support/proxy.js';
 import { captureLogger, closeConnectionsNamed, envelope, Raw, rabbit, sleep, uniqueQueue, until } from './support/rabbit.js';
@@ -182,6 +182,35 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
     }
     assert.deepEqual(seen, [1, 2]);
   });
+
+  for (const mode of ['consume', 'get'] as const) {
+    it(`${mode}: the idle clock starts when consuming begins, so a slow connect does not eat a drain's idle budget`, async () => {
+      const IDLE_MS = 300;
+      const q = queue(`bq-rmq-idle-connect-${mode}`);
+      const proxy = new CuttableProxy({ host: new URL(url).hostname, port: Number(new URL(url).port || 5672) });
+      await proxy.start();
+      await proxy.down();
+      const logger = captureLogger();
+      // A drain (DLQ tools, redrive) consumes without connecting first: the transport's idle rule is all it has.
+      const transport = new RabbitMqTransport({ url: proxy.url(url), mode, reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, logger });
+      let ended = false;
+      const draining = drainQueue(transport, q, { max: 1, idleMs: IDLE_MS }, async (taken) => taken.length).finally(() => (ended = true));
+      try {
+        await until(() => /cannot connect to RabbitMQ/.test(logger.text()), WAIT_MS, 'a failed connect');
+        // The broker stays away for twice the idle budget: the drain must still be waiting to start.
+        await sleep(2 * IDLE_MS);
+        assert.equal(ended, false, 'the idle clock did not run before consuming began');
+        await proxy.start();
+        assert.equal(await draining, 0, 'idle once consuming had begun, nothing taken');
+        assert.equal(await raw.exists(q), true, 'the consumer reached the broker (it declared its queue) before it went idle');
+      } finally {
+        // Closing first ends a loop still waiting for the broker, so a failure never hangs the file.
+        await transport.close();
+        await draining.catch(() => undefined);
+        await proxy.down();
+      }
+    });
+  }
 
   describe('publishing during an outage', () => {
     let proxy: CuttableProxy;

@@ -35,7 +35,7 @@ export function frameValue(body: Buffer, headers: Readonly<Record<string, string
 export interface Unframed {
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, string>>;
-  /** True when the value was a frame (a retry must re-frame the edited body). */
+  /** True when the value was a frame (its headers may still be empty). */
   readonly framed: boolean;
 }
 

@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApp, CapabilityError, type AppOptions } from '@babelqueue/core';
+import { createApp, CapabilityError, redrive, type AppOptions } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
-import { RedisTransport, type RedisLayout } from '../src/index.js';
+import { RedisTransport, unframe, type RedisLayout } from '../src/index.js';
 import { broker, captureLogger, envelopeBody, inspector, now, uniqueQueue, withScores } from './support/redis.js';
 
 const b = broker('redis');
@@ -42,6 +42,35 @@ async function closing<T extends { close(): Promise<void> }>(a: T, body: () => P
     await a.close();
   }
 }
+
+describe('redis legacy layout: riders through the DLQ and back', { skip: b.skip }, () => {
+  it('a failed framed message keeps its riders on the dead-letter record, and a redrive carries them back to work', async () => {
+    const q = uniqueQueue('app-riders-redrive');
+    const riders = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=1' };
+    const { app: a, transport } = app(b.url!, 'legacy', q, { maxAttempts: 1, deadLetter: true });
+    const redis = inspector(b.url!);
+    try {
+      a.handle(URN, () => {
+        throw new Error('gateway timeout');
+      });
+      await a.publish(URN, { order_id: 1 }, { headers: riders });
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
+      const [stored] = await redis.lrangeBuffer(`${q}.dlq`, 0, -1);
+      assert.deepEqual(unframe(stored!).headers, riders, 'the riders ride the record');
+      const result = await redrive(transport, { from: `${q}.dlq`, max: 1, idleMs: IDLE_MS });
+      assert.equal(result.redriven, 1);
+      const [back] = await redis.lrangeBuffer(q, 0, -1);
+      const again = unframe(back!);
+      assert.deepEqual(again.headers, riders, 'the redriven copy is framed with them again');
+      const envelope = JSON.parse(again.body.toString()) as { attempts: number; dead_letter?: unknown };
+      assert.deepEqual([envelope.attempts, envelope.dead_letter], [0, undefined], 'the reset body inside');
+    } finally {
+      await a.close();
+      await redis.del(q, `${q}.dlq`);
+      await redis.quit();
+    }
+  });
+});
 
 for (const layout of ['legacy', 'zset'] as const) {
   describe(`redis ${layout} layout through createApp`, { skip: b.skip }, () => {
@@ -98,7 +127,10 @@ for (const layout of ['legacy', 'zset'] as const) {
             assert.equal(handled, 0);
             const records = await redis.lrangeBuffer(keys.dlq(dlq), 0, -1);
             assert.equal(records.length, 1, `one record in ${dlq}`);
-            const record = JSON.parse(records[0]!.toString()) as DeadLetterRecord;
+            // A frame's riders ride its record, framed again; a bare body gives a bare record.
+            const stored = unframe(records[0]!);
+            assert.deepEqual(stored.headers, layout === 'legacy' ? unframe(raw).headers : {}, 'the riders ride the record');
+            const record = JSON.parse(stored.body.toString()) as DeadLetterRecord;
             assert.equal(record.dead_letter.reason, 'poison');
             assert.equal(record.dead_letter.original_queue, q);
             assert.equal(record.dead_letter.attempts, 1);

@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeadLetterWriteError, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
-import { DelayedPublishUnsupportedError, legacyCleanup } from '../src/index.js';
+import { DelayedPublishUnsupportedError, legacyCleanup, unframe } from '../src/index.js';
 import { broker, closeTransports, dueNow, envelopeBody, inspector, now, take, transport, uniqueQueue, withScores, zadd } from './support/redis.js';
 
 const b = broker('redis');
@@ -148,12 +148,13 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     const q = uniqueQueue('l-reframe');
     const { t } = transport(b.url!);
     const body = envelopeBody(URN);
-    await t.publish({ body, queue: q, projection: {} as never, headers: { traceparent: TP } });
+    const riders = { traceparent: TP, tracestate: 'vendor=1' };
+    await t.publish({ body, queue: q, projection: {} as never, headers: riders });
     const [d] = await take(t, q);
     await d!.settle({ kind: 'retry', delayMs: 0, attempts: 1, rule: 'retry' });
     const [again] = await take(t, q, async (d) => d.settle({ kind: 'ack' }));
     assert.deepEqual(again!.body, withAttempts(body, 1));
-    assert.deepEqual(again!.headers, { traceparent: TP });
+    assert.deepEqual(again!.headers, riders, 'both riders ride the retry copy');
     await t.close();
   });
 
@@ -165,6 +166,23 @@ describe('redis legacy layout (transport level)', { skip: b.skip }, () => {
     await d!.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record: Buffer.from('{"rec":1}'), reason: 'failed' });
     assert.deepEqual(await redis.lrange(`${q}.dlq`, 0, -1), ['{"rec":1}']);
     assert.equal(await redis.exists(`${q}:processing`, `${q}:processing:deadlines`), 0);
+    await t.close();
+  });
+
+  it('dead-letter of a framed delivery writes the record in a frame with its riders; a bare one stays bare', async () => {
+    const q = uniqueQueue('l-dlq-riders');
+    const { t } = transport(b.url!);
+    const riders = { traceparent: TP, tracestate: 'vendor=1' };
+    await t.publish({ body: envelopeBody(URN), queue: q, projection: {} as never, headers: riders });
+    await t.publish({ body: envelopeBody(URN), queue: q, projection: {} as never });
+    const [framed, bare] = await take(t, q, undefined, { max: 2, concurrency: 2 });
+    const record = Buffer.from('{"rec":1}');
+    await framed!.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record, reason: 'failed' });
+    await bare!.settle({ kind: 'dead-letter', queue: `${q}.dlq`, record, reason: 'poison' });
+    const [first, second] = await redis.lrangeBuffer(`${q}.dlq`, 0, -1);
+    assert.equal(first!.toString(), `{"__bq_frame":1,"headers":${JSON.stringify(riders)},"body":"{\\"rec\\":1}"}`, 'the riders ride the record');
+    assert.deepEqual(unframe(first!), { body: record, headers: riders, framed: true });
+    assert.deepEqual(second, record, 'no riders: the bare record');
     await t.close();
   });
 

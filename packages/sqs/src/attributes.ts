@@ -1,5 +1,5 @@
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { projectSqs } from '@babelqueue/core';
+import { NO_PROJECTION, projectSqs, recordProjection, SQS_MAX_ATTRIBUTES } from '@babelqueue/core';
 
 /** SQS MessageAttributes as the client sends and receives them. */
 export type Attributes = Record<string, MessageAttributeValue>;
@@ -7,7 +7,8 @@ export type Attributes = Record<string, MessageAttributeValue>;
 /** The attribute the version gate reads. */
 export const SCHEMA_VERSION_ATTRIBUTE = 'bq-schema-version';
 
-const NO_PROJECTION = { urn: '', traceId: '', messageId: '', schemaVersion: Number.NaN, lang: '', createdAt: Number.NaN, attempts: Number.NaN };
+/** The attributes of the SQS projection (FACTS §4); a rider never takes one of these names. */
+const CONTRACT_ATTRIBUTES = ['bq-job', 'bq-trace-id', 'bq-message-id', 'bq-schema-version', 'bq-source-lang', 'bq-created-at'];
 
 /**
  * Out-of-band headers alone (a raw record, a redrive) as String attributes,
@@ -37,6 +38,22 @@ export function copyAttributes(attributes: Attributes | undefined, without: read
       ...(value.StringValue !== undefined ? { StringValue: value.StringValue } : {}),
       ...(value.BinaryValue !== undefined ? { BinaryValue: value.BinaryValue } : {}),
     };
+  }
+  return out;
+}
+
+/**
+ * The attributes of a dead-letter record (failed, unknown URN, poison): the
+ * projection of the record's own bytes (a poison record claims no envelope
+ * field), then the delivery's other attributes (riders such as traceparent,
+ * with their types) in name order while fewer than 10 are set.
+ */
+export function recordAttributes(record: Buffer, received: Attributes | undefined): Attributes {
+  const out: Attributes = projectSqs(recordProjection(record));
+  const riders = Object.entries(copyAttributes(received, CONTRACT_ATTRIBUTES)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [name, value] of riders) {
+    if (Object.keys(out).length >= SQS_MAX_ATTRIBUTES) break;
+    out[name] = value;
   }
   return out;
 }

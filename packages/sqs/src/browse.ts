@@ -1,4 +1,4 @@
-import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '@babelqueue/core';
 import { describe } from './aws-errors.js';
 import type { QueueInfo } from './queues.js';
@@ -33,10 +33,52 @@ export async function browseQueue(context: ToolContext, queue: QueueInfo, max: n
       taken.push(...batch);
     }
   } finally {
-    await Promise.all(taken.map((m) => context.batcher.changeVisibility(queue.url, m.ReceiptHandle!, 0).catch((error: unknown) =>
-      context.logger.warn({ queue: queue.name, error: describe(error) }, `a browsed message stays hidden until its ${BROWSE_LEASE_SECONDS} s lease ends`))));
+    await release(context, queue, taken);
   }
   return taken.map((m) => Buffer.from(m.Body ?? '', 'utf8'));
+}
+
+/** Makes leased messages visible again at once (`ChangeMessageVisibility` 0); one that fails stays hidden until its lease ends. */
+async function release(context: ToolContext, queue: QueueInfo, leased: readonly Message[]): Promise<void> {
+  await Promise.all(leased.map((m) => context.batcher.changeVisibility(queue.url, m.ReceiptHandle!, 0).catch((error: unknown) =>
+    context.logger.warn({ queue: queue.name, error: describe(error) }, `a browsed message stays hidden until its ${BROWSE_LEASE_SECONDS} s lease ends`))));
+}
+
+/**
+ * Deletes one message whose body is `body` byte for byte: SQS deletes only by
+ * the receipt handle of a receive, so messages are leased ten at a time (as
+ * {@link browseQueue} does) until one matches or a one-second long poll finds
+ * no more; that one is deleted, every other one is made visible again at
+ * once. Resolves false when none matched (taken meanwhile). Like a browse,
+ * each message received on the way counts one receive.
+ */
+export async function removeFromQueue(context: ToolContext, queue: QueueInfo, body: Buffer): Promise<boolean> {
+  const passed: Message[] = [];
+  try {
+    for (;;) {
+      const batch = await receiveLeased(context, queue, 10);
+      if (batch.length === 0) return false;
+      const match = batch.find((m) => Buffer.from(m.Body ?? '', 'utf8').equals(body));
+      passed.push(...batch.filter((m) => m !== match));
+      if (match !== undefined) {
+        await context.batcher.delete(queue.url, match.ReceiptHandle!);
+        return true;
+      }
+    }
+  } finally {
+    await release(context, queue, passed);
+  }
+}
+
+/**
+ * How many messages wait visible on `queue`: `ApproximateNumberOfMessages`,
+ * exact on a quiet queue, an estimate on a busy one (SQS says so). Messages a
+ * consumer holds right now and delayed ones are not counted, as a browse does
+ * not see them.
+ */
+export async function queueDepth(context: ToolContext, queue: QueueInfo): Promise<number> {
+  const { Attributes = {} } = await context.client.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['ApproximateNumberOfMessages'] }));
+  return Number(Attributes.ApproximateNumberOfMessages ?? 0);
 }
 
 /**

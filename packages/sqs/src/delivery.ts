@@ -8,7 +8,7 @@ import {
   type Logger,
   type ReservationKeeper,
 } from '@babelqueue/core';
-import { copyAttributes, headersOf, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
+import { copyAttributes, headersOf, recordAttributes, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
 import { MAX_VISIBILITY_SECONDS, type ResolvedOptions } from './options.js';
 import type { QueueInfo } from './queues.js';
@@ -137,9 +137,11 @@ export class SqsDelivery implements Delivery {
   }
 
   /**
-   * Sends the record to the DLQ, then deletes the message. The record carries
-   * the message's attributes (a version-gated raw record without
-   * `bq-schema-version`, which would gate it again); on a FIFO DLQ it keeps
+   * Sends the record to the DLQ, then deletes the message. A failed,
+   * unknown-URN or poison record carries the projection of its own bytes
+   * beside the message's riders; a version-gated raw record carries the
+   * message's attributes without `bq-schema-version` (which would gate it
+   * again). On a FIFO DLQ it keeps
    * the message's group, and SQS's message id deduplicates a second write of
    * the same delivery.
    */
@@ -147,7 +149,9 @@ export class SqsDelivery implements Delivery {
     try {
       await this.context.sender.send(queue, {
         body: record,
-        attributes: copyAttributes(this.message.MessageAttributes, versionGated ? [SCHEMA_VERSION_ATTRIBUTE] : []),
+        attributes: versionGated
+          ? copyAttributes(this.message.MessageAttributes, [SCHEMA_VERSION_ATTRIBUTE])
+          : recordAttributes(record, this.message.MessageAttributes),
         ...(this.groupId !== undefined ? { groupId: this.groupId } : {}),
         ...(this.message.MessageId !== undefined ? { deduplicationId: this.message.MessageId } : {}),
       });

@@ -55,7 +55,7 @@ export class Sender {
 
   /**
    * Sends messages to one queue with `SendMessageBatch` (10 per call, 1 MiB
-   * per call). Never rejects for one message: each gets its outcome, in order;
+   * per call; calls in parallel, one after the other on a FIFO queue). Never rejects for one message: each gets its outcome, in order;
    * a message refused before sending, or named in the call's `Failed` list, or
    * in a call that failed as a whole, is `ok: false` with the reason.
    */
@@ -92,7 +92,9 @@ export class Sender {
     if (current.length > 0) batches.push(current);
 
     let next = 0;
-    await Promise.all(Array.from({ length: Math.min(BATCH_WINDOW, batches.length) }, async () => {
+    // A FIFO queue keeps the order SQS received the calls in: one call at a time there.
+    const window = info.fifo ? 1 : BATCH_WINDOW;
+    await Promise.all(Array.from({ length: Math.min(window, batches.length) }, async () => {
       while (next < batches.length) {
         const batch = batches[next++]!;
         for (const [index, outcome] of await this.sendBatch(info, batch)) outcomes[index] = outcome;

@@ -12,7 +12,7 @@ import {
 } from '@babelqueue/core';
 import { riderAttributes } from './attributes.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, purgeQueue } from './browse.js';
+import { browseQueue, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { QueueNotFoundError, TransportClosedError } from './errors.js';
@@ -94,7 +94,8 @@ export class SqsTransport implements Transport {
 
   /**
    * Sends many envelopes with `SendMessageBatch`: ten per call (and 1 MiB per
-   * call), calls to one queue in parallel. Resolves with one result per
+   * call), calls to one queue in parallel (one after the other on a FIFO queue,
+   * so the order is kept). Resolves with one result per
    * message, in order, and never rejects for one message: a message refused
    * before sending (too large, a delay SQS cannot carry), failed by SQS in the
    * batch, or in a call that failed as a whole is `ok: false` with the reason,
@@ -139,6 +140,24 @@ export class SqsTransport implements Transport {
   async browse(queue: string, max: number): Promise<Buffer[]> {
     this.assertOpen();
     return this.onQueue(queue, (info) => browseQueue(this.tools(), info, max), []);
+  }
+
+  /**
+   * How many messages wait visible on `queue` (`ApproximateNumberOfMessages`,
+   * an estimate on a busy queue); see {@link queueDepth}. An absent queue: 0.
+   * There is no `scan`: SQS cannot read a message without receiving it, and a
+   * receive neither keeps an order nor leaves the receive count alone, so
+   * tools read with {@link browse}.
+   */
+  async depth(queue: string): Promise<number> {
+    this.assertOpen();
+    return this.onQueue(queue, (info) => queueDepth(this.tools(), info), 0);
+  }
+
+  /** Deletes one message whose body is `body` byte for byte; see {@link removeFromQueue}. False when none is there. */
+  async remove(queue: string, body: Buffer): Promise<boolean> {
+    this.assertOpen();
+    return this.onQueue(queue, (info) => removeFromQueue(this.tools(), info, body), false);
   }
 
   /** Deletes every visible message of `queue`; resolves with how many. See {@link purgeQueue}. An absent queue purges 0. */

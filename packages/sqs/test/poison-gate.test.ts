@@ -5,6 +5,8 @@ import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { envelope, Raw, sqs, transport } from './support/sqs.js';
 
 const URN = 'urn:babel:orders:created';
+/** Bounds a consume that stops at maxMessages: only a failing run waits this long. */
+const IDLE_MS = 30_000;
 
 /**
  * Poison and the version gate are settled on the first delivery (seed 000,
@@ -53,7 +55,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
         const q = await raw.fresh('poison-dl', { dlq: true });
         await raw.send(q.url, c.body);
         const { app: a, calls } = app(q.name, { maxAttempts: 5, deadLetter: true, ...(c.maxBodyBytes ? { maxBodyBytes: c.maxBodyBytes } : {}) });
-        assert.equal(await a.consume({ idleMs: 500 }), 1);
+        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
         await a.close();
         assert.equal(calls.length, 0, 'never handed to a handler');
         assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
@@ -70,7 +72,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
       const q = await raw.fresh('poison-delete', { dlq: true });
       await raw.send(q.url, 'not json {');
       const { app: a } = app(q.name, { deadLetter: true, onUnknownUrn: 'delete' });
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
       assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
@@ -99,7 +101,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
       const { body } = envelope(URN, { order_id: 9 }, q.name);
       await raw.send(q.url, body.toString(), gate('2'));
       const { app: a, calls } = app(q.name, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'fail' });
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       assert.equal(calls.length, 0, 'never reaches the handler');
       assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
@@ -112,7 +114,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
       const q = await raw.fresh('gate-poison', { dlq: true });
       await raw.send(q.url, 'not json {', gate('v2'));
       const { app: a } = app(q.name, { deadLetter: true });
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       assert.equal((await raw.drain(q.dlqUrl!))[0]!.Body, 'not json {', 'the raw body, not a poison record');
     });
@@ -135,7 +137,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
       const q = await raw.fresh('gate-delete', { dlq: true });
       await raw.send(q.url, envelope(URN, {}, q.name).body.toString(), gate('2'));
       const { app: a, calls } = app(q.name, { deadLetter: true, onUnknownUrn: 'delete' });
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       assert.equal(calls.length, 0);
       assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
@@ -152,7 +154,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
         const q = await raw.fresh('gate-pass');
         await raw.send(q.url, envelope(URN, { ok: true }, q.name).body.toString(), attributes);
         const { app: a, calls } = app(q.name, { deadLetter: true });
-        await a.consume({ idleMs: 500 });
+        await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
         await a.close();
         assert.deepEqual(calls, [{ ok: true }]);
       });
@@ -163,7 +165,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
       const body = envelope(URN, {}, q.name).body.toString().replace('"schema_version":1', '"schema_version":2');
       await raw.send(q.url, body, gate('1', 'Number'));
       const { app: a, calls } = app(q.name, { deadLetter: true });
-      await a.consume({ idleMs: 500 });
+      await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
       await a.close();
       assert.equal(calls.length, 0);
       assert.equal(JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter.reason, 'poison');

@@ -6,6 +6,8 @@ import type { SqsTransportOptions } from '@babelqueue/sqs';
 import { envelope, Raw, sqs, transport } from './support/sqs.js';
 
 const URN = 'urn:babel:orders:created';
+/** Bounds a consume that stops at maxMessages: only a failing run waits this long. */
+const IDLE_MS = 30_000;
 
 /** Every settlement path of a valid envelope, through createApp, on the lab server. */
 describe('SQS settlement through the App', { skip: sqs.skip }, () => {
@@ -26,7 +28,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
     const seen: Message[] = [];
     a.handle(URN, (_data, message) => void seen.push(message));
     await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-    assert.equal(await a.consume({ idleMs: 500 }), 1);
+    assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     await a.close();
     assert.equal(seen[0]!.attempts, 1);
     assert.equal(seen[0]!.headers.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
@@ -45,7 +47,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       seen.push(message);
       if (seen.length < 3) throw new Error('not yet');
     });
-    assert.equal(await a.consume({ idleMs: 1000 }), 3);
+    assert.equal(await a.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
     await a.close();
     assert.deepEqual(seen.map((m) => m.attempts), [1, 2, 3], 'counted attempt = ApproximateReceiveCount');
     for (const m of seen) {
@@ -63,7 +65,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
     await t.publish({ body: withAttempts(body, 5), queue: q.name, projection });
     const seen: number[] = [];
     a.handle(URN, (_data, message) => void seen.push(message.attempts));
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.deepEqual(seen, [6]);
   });
@@ -76,7 +78,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
     a.handle(URN, () => {
       throw new TypeError('gateway timeout');
     });
-    assert.equal(await a.consume({ idleMs: 1000 }), 3);
+    assert.equal(await a.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
     await a.close();
     assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
     const [record] = await raw.drain(q.dlqUrl!);
@@ -103,7 +105,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       throw new Error('no');
     });
     await a.publish(URN, { n: 1 }, { key: 'customer-7' });
-    assert.equal(await a.consume({ idleMs: 500 }), 1);
+    assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     await a.close();
     const [record] = await raw.drain(q.dlqUrl!);
     assert.equal(JSON.parse(record!.Body!).dead_letter.reason, 'failed');
@@ -119,7 +121,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       throw new Error('no');
     });
     await a.publish(URN, {});
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.equal((await raw.drain(errors)).length, 1);
 
@@ -130,7 +132,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       throw new Error('no');
     });
     await b.publish(URN, {});
-    await b.consume({ idleMs: 500 });
+    await b.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await b.close();
     assert.equal(JSON.parse((await raw.drain(triage.url))[0]!.Body!).dead_letter.original_queue, std.name);
   });
@@ -144,7 +146,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       throw new Error('no');
     });
     await a.publish(URN, {});
-    await a.consume({ idleMs: 1000 });
+    await a.consume({ maxMessages: 2, idleMs: IDLE_MS });
     await a.close();
     assert.equal(calls, 2);
     assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
@@ -161,7 +163,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       throw new Error('later');
     });
     await a.publish(URN, {});
-    assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
+    assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
     await a.close();
     assert.ok(at[1]! - at[0]! >= 1900, `redelivered after ${at[1]! - at[0]!} ms`);
   });
@@ -175,7 +177,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       throw new UnrecoverableError('bad card');
     });
     await a.publish(URN, {});
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.equal(calls, 1);
     const block = JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter;
@@ -190,7 +192,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       const q = await raw.fresh('urn-fail', { dlq: true });
       const { app: a } = app(q.name, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'fail' });
       await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ idleMs: 1000 }), 2);
+      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
       await a.close();
       const block = JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter;
       assert.equal(block.reason, 'unknown_urn');
@@ -201,7 +203,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       const q = await raw.fresh('urn-delete', { dlq: true });
       const { app: a } = app(q.name, { deadLetter: true, onUnknownUrn: 'delete' });
       await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
       assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
@@ -212,7 +214,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       const { app: a } = app(q.name, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 1000 });
       await a.publish(NOBODY, {});
       const started = Date.now();
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: 4000 }), 2);
+      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
       await a.close();
       assert.ok(Date.now() - started >= 950, 'the second delivery waited the release delay');
       assert.equal(JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter.reason, 'unknown_urn');
@@ -222,7 +224,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       const q = await raw.fresh('urn-dl', { dlq: true });
       const { app: a } = app(q.name, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'dead_letter' });
       await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       const block = JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter;
       assert.equal(block.reason, 'unknown_urn');
@@ -233,7 +235,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       const q = await raw.fresh('urn-dl-off', { dlq: true });
       const { app: a } = app(q.name, { onUnknownUrn: 'dead_letter' });
       await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ idleMs: 500 }), 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
       await a.close();
       assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
       assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
@@ -251,7 +253,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
       calls += 1;
       throw new Error('always');
     });
-    assert.equal(await first.app.consume({ maxMessages: 2, idleMs: 5000 }), 2);
+    assert.equal(await first.app.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
     await first.app.close();
     assert.equal(calls, 2, 'redelivered after the failed write');
     assert.match(first.logger.text(), /dead-letter write failed.*does not exist/);
@@ -265,7 +267,7 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
     second.app.handle(URN, () => {
       throw new Error('always');
     });
-    assert.equal(await second.app.consume({ idleMs: 500 }), 1);
+    assert.equal(await second.app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
     await second.app.close();
     assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
     const [record] = await raw.drain(dlqUrl);

@@ -5,6 +5,8 @@ import { parseSqsUrl, SqsTransport, transportFromUrl } from '@babelqueue/sqs';
 import { CREDENTIALS, Raw, sqs, sqsUrl, transport } from './support/sqs.js';
 
 const URN = 'urn:babel:orders:created';
+/** Bounds a consume that stops at maxMessages: only a failing run waits this long. */
+const IDLE_MS = 30_000;
 
 describe('sqs:// URLs (the Python SDK\'s spelling)', () => {
   const cases: [string, Record<string, unknown>][] = [
@@ -78,6 +80,26 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
     }
   });
 
+  it('depth counts the visible messages; remove deletes one by its bytes, leaves the others visible, and says false when none matches', async () => {
+    const q = await raw.fresh('remove');
+    for (let i = 0; i < 12; i++) await raw.send(q.url, `{"i":${i}}`);
+    const { transport: t } = transport();
+    try {
+      assert.equal(await t.depth(q.name), 12);
+      assert.equal(await t.remove(q.name, Buffer.from('{"i":7}')), true);
+      assert.deepEqual(await raw.counts(q.url), { visible: 11, inFlight: 0, delayed: 0 }, 'the others are visible again at once');
+      assert.equal(await t.depth(q.name), 11);
+      assert.equal(await t.remove(q.name, Buffer.from('{"i":7}')), false, 'already gone');
+      const left = (await t.browse(q.name, 100)).map((b) => b.toString()).sort();
+      assert.deepEqual(left, Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).filter((b) => b !== '{"i":7}').sort());
+      assert.equal(await t.depth('bq-sqs-no-such-queue'), 0);
+      assert.equal(await t.remove('bq-sqs-no-such-queue', Buffer.from('{}')), false);
+      assert.equal('scan' in t, false, 'no scan: SQS cannot read without receiving');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('redrive moves a dead-lettered record back from <queue>-dlq, reset, and it is handled again', async () => {
     const q = await raw.fresh('redrive', { dlq: true });
     const { transport: t, logger } = transport();
@@ -89,11 +111,11 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
       if (fail) throw new Error('first time');
     });
     const id = await a.publish(URN, { n: 1 });
-    await a.consume({ idleMs: 500 });
-    const result = await redrive(t, { from: q.dlqName, idleMs: 1000 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
+    const result = await redrive(t, { from: q.dlqName, max: 1, idleMs: IDLE_MS });
     assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.to, i.redriven]), [[id, 'failed', q.name, true]]);
     fail = false;
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.deepEqual(seen, [0, 0], 'attempts reset to 0 in the body');
     assert.deepEqual(await raw.counts(q.dlqUrl!), { visible: 0, inFlight: 0, delayed: 0 });
@@ -106,7 +128,7 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
     const got: unknown[] = [];
     a.handle(URN, (data) => void got.push(data));
     await a.publish(URN, { via: 'url' });
-    await a.consume({ idleMs: 500 });
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await a.close();
     assert.deepEqual(got, [{ via: 'url' }]);
   });

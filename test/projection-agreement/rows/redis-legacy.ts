@@ -69,8 +69,9 @@ export const row: AgreementRow = {
   skip: suite.skip,
   fields: {},
   versionGate: false,
-  // The legacy DLQ write pushes the bare record: a frame's riders do not reach it.
+  // Poison on Redis is dead-lettered in every configuration, never retried.
   poisonRetry: false,
-  ridersOnDeadLetter: false,
+  // A delivery's frame riders ride its dead-letter record in a frame (like the Python SDK's).
+  ridersOnDeadLetter: true,
   open: async () => new RedisLegacyLab(suite.url!),
 };

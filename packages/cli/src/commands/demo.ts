@@ -9,6 +9,10 @@ import { USAGE } from '../usage.js';
 const CREATED = 'urn:babel:orders:created';
 const CHARGE = 'urn:babel:payments:charge';
 const MAX_ATTEMPTS = 3;
+/** How long the demo waits for its own messages to be handled before it gives up. */
+const DEADLINE_MS = 60_000;
+/** How often it checks whether they are. */
+const POLL_MS = 20;
 
 /** The error the demo's payment handler keeps throwing. */
 class GatewayTimeout extends Error {
@@ -50,30 +54,57 @@ export async function demo(args: readonly string[], io: CliIo): Promise<number> 
     const app = createApp({ transport, queue, maxAttempts: MAX_ATTEMPTS, deadLetter: true, logger: consoleLogger('error') });
     const dlq = app.deadLetterQueueName();
     const steps: Step[] = [];
+    // The demo's own messages; anything else found on the queue is handled but not reported.
+    const ids = new Set<string>();
+    let paymentDone = false;
 
     app.handle<{ order_id: number }>(CREATED, (data, message) => {
+      if (!ids.has(message.id)) return;
       steps.push({ urn: message.urn, id: message.id, orderId: data.order_id, attempt: message.attempts, outcome: 'handled' });
     });
     app.handle<{ order_id: number }>(CHARGE, (data, message) => {
+      if (!ids.has(message.id)) return;
       const final = message.attempts >= MAX_ATTEMPTS;
       const error = 'Payment gateway timeout';
       steps.push({ urn: message.urn, id: message.id, orderId: data.order_id, attempt: message.attempts, outcome: final ? 'dead-lettered' : 'retry', error });
+      if (final) paymentDone = true;
       throw new GatewayTimeout(error);
     });
 
     const messages: [string, number][] = [[CREATED, 1041], [CREATED, 1042], [CHARGE, 1042], [CREATED, 1043]];
     const published: { id: string; urn: string; orderId: number }[] = [];
     for (const [urn, orderId] of messages) {
-      published.push({ id: await broker.call('publish', app.publish(urn, { order_id: orderId })), urn, orderId });
+      const id = await broker.call('publish', app.publish(urn, { order_id: orderId }));
+      ids.add(id);
+      published.push({ id, urn, orderId });
     }
     // Three orders once, the payment MAX_ATTEMPTS times.
     const expected = messages.length - 1 + MAX_ATTEMPTS;
     const local = transport.rules.name === 'memory';
-    await app.consume({ maxMessages: expected, idleMs: local ? 200 : 3000 });
+    const done = () => paymentDone && steps.filter((s) => s.outcome === 'handled').length === messages.length - 1;
 
-    const ids = new Set(published.map((p) => p.id));
-    const bodies = transport.browse ? await broker.call('browse', transport.browse(dlq, 1000)) : [];
-    const records = bodies.map(parseBody).filter((r) => ids.has(field(r, 'meta.id')));
+    // Consume until the demo's messages are handled (the in-flight payment settles, i.e. is
+    // dead-lettered, before consume returns), bounded by a deadline rather than an idle guess.
+    const stop = new AbortController();
+    let ended = false;
+    const consuming = app.consume({ signal: stop.signal, idleMs: DEADLINE_MS }).finally(() => (ended = true));
+    const finished = await poll(() => done() || ended);
+    stop.abort();
+    await consuming;
+    if (!finished || !done()) {
+      throw new OperationalError(`the demo's messages were not all handled within ${DEADLINE_MS / 1000} s (${steps.length} of ${expected} deliveries)`);
+    }
+
+    // The record is written before the payment settles; a browse may still lag it (SQS).
+    let records: unknown[] = [];
+    if (transport.browse) {
+      const browse = transport.browse.bind(transport);
+      await poll(async () => {
+        const bodies = await broker.call('browse', browse(dlq, 1000));
+        records = bodies.map(parseBody).filter((r) => ids.has(field(r, 'meta.id')));
+        return records.length > 0;
+      });
+    }
 
     if (json) {
       io.stdout(jsonLine({
@@ -117,4 +148,14 @@ export async function demo(args: readonly string[], io: CliIo): Promise<number> 
     io.stdout(out);
     return 0;
   });
+}
+
+/** Checks `ready` every {@link POLL_MS} until it holds (true) or {@link DEADLINE_MS} passes (false). */
+async function poll(ready: () => boolean | Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + DEADLINE_MS;
+  for (;;) {
+    if (await ready()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
 }

@@ -117,6 +117,8 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
     const riders = ridersOf(delivery);
     // Kafka: the record key rides every write, the restores included (seed 000).
     const keyed = delivery.key === undefined ? undefined : { key: delivery.key };
+    // A null value (a tombstone) is undecodable: it is only ever restored, and as null.
+    const asStored = delivery.nullValue === true ? { ...keyed, nullValue: true } : keyed;
     const decoded = decodeEnvelope(body, () => undefined);
     const describe = (to: string, redriven: boolean, bypassed: boolean): RedriveItem => ({
       messageId: stringAt(decoded.meta, 'id'),
@@ -131,7 +133,7 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
 
     const restore = async () => {
       try {
-        await publishRaw(from, body, riders, keyed);
+        await publishRaw(from, body, riders, asStored);
       } catch (error) {
         await delivery.settle({ kind: 'unsettled', why: 'the write back to the DLQ failed' }).catch(() => undefined);
         throw error;

@@ -11,6 +11,7 @@ import type { Logger } from './logger.js';
 import type { Handler, UrnCatalog } from './message.js';
 import { checkOptionKeys } from './option-keys.js';
 import { startupChecks } from './startup-checks.js';
+import { InterruptWatch } from './handler-run.js';
 import { thrownFields } from './thrown.js';
 import { runWorker } from './worker.js';
 import type { RetryBackoff } from '../settlement/policy-config.js';
@@ -265,6 +266,8 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       const queue = queueName('run options.queue', runOptions.queue ?? settings.queue);
       const concurrency = positive(runOptions.concurrency ?? 1);
       checks.beforeConsume(queue, true);
+      // The worker passes the same interrupt signal for every delivery of this run: one context per run.
+      let runContext: ProcessorContext | undefined;
       await runWorker({
         transport,
         queue,
@@ -274,7 +277,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         handleSignals: runOptions.handleSignals === true,
         connectTimeoutMs: settings.connectTimeoutMs,
         shutdownTimeoutMs: settings.shutdownTimeoutMs,
-        process: (delivery, interrupt) => processDelivery(delivery, context({ interrupt })),
+        process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt: new InterruptWatch(interrupt) })),
         started: () => checks.started(queue, concurrency),
       });
     },
@@ -288,9 +291,9 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       await transport.connect({ timeoutMs: settings.connectTimeoutMs, signal });
       checks.started(queue, concurrency);
       let handled = 0;
-      await transport.consume(queue, async (delivery) => {
+      await transport.consume(queue, (delivery) => {
         handled += 1;
-        await processDelivery(delivery, drainContext);
+        return processDelivery(delivery, drainContext);
       }, {
         concurrency,
         signal,

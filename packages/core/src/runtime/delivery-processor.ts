@@ -8,9 +8,10 @@ import type { PolicyConfig } from '../settlement/policy-config.js';
 import type { Verdict } from '../settlement/verdict.js';
 import { DeadLetterWriteError, type Delivery, type Transport } from '../transport/transport.js';
 import { classifyBody } from './classify.js';
-import { HandlerTimeoutError, ShutdownError } from './errors.js';
+import { DeliveredMessage } from './delivered-message.js';
+import { runHandler, type InterruptWatch } from './handler-run.js';
 import type { DeliveryEnd, DeliveryScope, Instrumentation } from './instrumentation.js';
-import type { Logger } from './logger.js';
+import { isDebugOn, type Logger } from './logger.js';
 import type { Handler, Message } from './message.js';
 import { thrownFields, thrownText, thrownType } from './thrown.js';
 
@@ -43,7 +44,7 @@ export interface ProcessorContext {
    * Aborted when the worker's shutdown deadline passes: handlers still running
    * are interrupted and their deliveries left unsettled for redelivery.
    */
-  readonly interrupt?: AbortSignal;
+  readonly interrupt?: InterruptWatch;
   readonly onFailed?: (event: FailedEvent) => unknown;
   readonly onDrop?: (event: DropEvent) => unknown;
   /** Tracing / metrics hooks; absent, no hook code runs. */
@@ -66,7 +67,9 @@ interface Step {
 export async function processDelivery(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
   const scope = ctx.instrumentation?.delivery === undefined ? undefined : startScope(delivery, ctx);
   try {
-    await settleOne(delivery, ctx, scope);
+    // A handler that returned synchronously gives its step without a promise hop.
+    const step = run(delivery, ctx, scope);
+    await settleOne(delivery, ctx, scope, step instanceof Promise ? await step : step);
   } catch (error) {
     // A bug or a value no record can hold must not stop the worker or lose the message.
     const ids = { queue: delivery.queue, bytes: delivery.body.length };
@@ -78,8 +81,7 @@ export async function processDelivery(delivery: Delivery, ctx: ProcessorContext)
   }
 }
 
-async function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Promise<void> {
-  const step = await run(delivery, ctx, scope);
+async function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined, step: Step): Promise<void> {
   const config = ctx.config(delivery.queue);
   const verdict = decide({
     outcome: step.outcome,
@@ -88,13 +90,13 @@ async function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: Deliv
     rules: ctx.transport.rules,
     capabilities: ctx.transport.capabilities,
   });
-  const ids = identify(delivery, step);
   if (isTerminalFailure(verdict, step, config)) await hook(ctx, step);
-  report(ctx, verdict, step, ids);
+  report(ctx, verdict, step, delivery);
   const decision = toDecision(verdict, delivery, step);
   try {
     await delivery.settle(decision);
   } catch (error) {
+    const ids = identify(delivery, step);
     if (error instanceof DeadLetterWriteError) {
       ctx.logger.error({ ...ids, dlq: error.queue, ...thrownFields(error.cause) }, 'dead-letter write failed; message left for redelivery');
       await settleQuietly(delivery, { kind: 'unsettled', why: 'dead-letter write failed' }, ctx, ids);
@@ -146,7 +148,7 @@ function settledEnd(
   };
 }
 
-async function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Promise<Step> {
+function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Step | Promise<Step> {
   const gate = delivery.nativeSchemaVersion;
   if (gate !== undefined && gate !== '1') {
     return { outcome: { kind: 'version-gated', value: gate }, counted: delivery.reconcileAttempts(0) + 1 };
@@ -161,75 +163,32 @@ async function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliverySco
   const { envelope, urn } = classified;
   const counted = delivery.reconcileAttempts(envelope.attempts) + 1;
   const handler = ctx.handlers.get(urn);
-  const controller = new AbortController();
-  const message: Message = {
+  const message = new DeliveredMessage(
     urn,
-    traceId: envelope.trace_id,
-    id: typeof envelope.meta.id === 'string' ? envelope.meta.id : '',
-    queue: delivery.queue,
-    attempts: counted,
-    headers: delivery.headers,
+    envelope.trace_id,
+    typeof envelope.meta.id === 'string' ? envelope.meta.id : '',
+    delivery.queue,
+    counted,
+    delivery.headers,
     envelope,
-    data: envelope.data,
-    body: delivery.body,
-    signal: controller.signal,
-  };
+    envelope.data,
+    delivery.body,
+  );
   if (handler === undefined) return { outcome: { kind: 'unknown-urn', urn }, counted, message };
-  const outcome = scope?.handle === undefined
-    ? await runHandler(handler, message, controller, ctx)
-    : await scope.handle(message, () => runHandler(handler, message, controller, ctx));
+  if (scope?.handle !== undefined) {
+    return Promise.resolve(scope.handle(message, async () => runHandler(handler, message, ctx.handlerTimeoutMs, ctx.interrupt)))
+      .then((settled) => handledStep(settled, counted, message));
+  }
+  const outcome = runHandler(handler, message, ctx.handlerTimeoutMs, ctx.interrupt);
+  return outcome instanceof Promise
+    ? outcome.then((settled) => handledStep(settled, counted, message))
+    : handledStep(outcome, counted, message);
+}
+
+function handledStep(outcome: Outcome, counted: number, message: Message): Step {
   return outcome.kind === 'failed'
     ? { outcome, counted, message, error: outcome.error }
     : { outcome, counted, message };
-}
-
-/**
- * Runs the handler, racing it against the handler timeout and the shutdown
- * interrupt. Whichever comes first decides; the loser's result is ignored (a
- * handler cannot be killed, but it can no longer settle the message).
- */
-async function runHandler(handler: Handler, message: Message, controller: AbortController, ctx: ProcessorContext): Promise<Outcome> {
-  const { handlerTimeoutMs, interrupt } = ctx;
-  if (handlerTimeoutMs === undefined && interrupt === undefined) return invoke(handler, message);
-  let timer: NodeJS.Timeout | undefined;
-  let onInterrupt: (() => void) | undefined;
-  const cut = new Promise<Outcome>((resolve) => {
-    if (handlerTimeoutMs !== undefined) {
-      timer = setTimeout(() => {
-        const error = new HandlerTimeoutError(handlerTimeoutMs);
-        controller.abort(error);
-        resolve({ kind: 'failed', error });
-      }, handlerTimeoutMs);
-    }
-    if (interrupt !== undefined) {
-      onInterrupt = () => {
-        controller.abort(interrupt.reason instanceof ShutdownError ? interrupt.reason : new ShutdownError(0));
-        resolve({ kind: 'interrupted' });
-      };
-      if (interrupt.aborted) onInterrupt();
-      else interrupt.addEventListener('abort', onInterrupt, { once: true });
-    }
-  });
-  try {
-    return await Promise.race([invoke(handler, message), cut]);
-  } finally {
-    clearTimeout(timer);
-    if (onInterrupt !== undefined) interrupt?.removeEventListener('abort', onInterrupt);
-  }
-}
-
-async function invoke(handler: Handler, message: Message): Promise<Outcome> {
-  try {
-    await handler(message.data, message);
-    return { kind: 'handled' };
-  } catch (error) {
-    return { kind: 'failed', error, ...(isUnrecoverable(error) ? { unrecoverable: true } : {}) };
-  }
-}
-
-/** By name too, so an error class from a second copy of the package (ESM beside CJS) still counts. */
-function isUnrecoverable(error: unknown): boolean {
-  return error instanceof Error && error.name === 'UnrecoverableError';
 }
 
 function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision {
@@ -274,13 +233,16 @@ async function hook(ctx: ProcessorContext, step: Step): Promise<void> {
   }
 }
 
-function report(ctx: ProcessorContext, verdict: Verdict, step: Step, ids: Record<string, unknown>): void {
+function report(ctx: ProcessorContext, verdict: Verdict, step: Step, delivery: Delivery): void {
   const { logger } = ctx;
+  if (verdict.kind === 'ack') {
+    // The one line of a routine delivery: its fields are built only when a debug line is written.
+    if (isDebugOn(logger)) logger.debug(identify(delivery, step), 'handled');
+    return;
+  }
+  const ids = identify(delivery, step);
   const failure = step.outcome.kind === 'failed' ? thrownFields(step.outcome.error) : {};
   switch (verdict.kind) {
-    case 'ack':
-      logger.debug(ids, 'handled');
-      return;
     case 'retry':
       logger.warn({ ...ids, delayMs: verdict.delayMs, ...failure }, retryText(step));
       return;

@@ -8,9 +8,15 @@ export interface Logger {
   info(fields: Record<string, unknown>, message: string): void;
   warn(fields: Record<string, unknown>, message: string): void;
   error(fields: Record<string, unknown>, message: string): void;
+  /**
+   * Optional, as pino has it: false for a level that writes nothing, so the
+   * runtime can skip building the fields of a line nobody reads (the per-message
+   * debug line). Without it, every line is built and passed on.
+   */
+  isLevelEnabled?(level: string): boolean;
 }
 
-type Level = keyof Logger;
+type Level = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 /**
@@ -24,7 +30,18 @@ export function consoleLogger(level: Level | 'silent' = defaultLevel()): Logger 
     const extra = Object.keys(fields).length > 0 ? ` ${safeJson(fields)}` : '';
     process.stderr.write(`[babelqueue] ${at.toUpperCase()} ${message}${extra}\n`);
   };
-  return { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
+  return {
+    debug: line('debug'),
+    info: line('info'),
+    warn: line('warn'),
+    error: line('error'),
+    isLevelEnabled: (at: string) => Object.hasOwn(RANK, at) && RANK[at as Level] >= threshold,
+  };
+}
+
+/** False only when the logger says debug lines are off (see {@link Logger.isLevelEnabled}). */
+export function isDebugOn(logger: Logger): boolean {
+  return logger.isLevelEnabled === undefined || logger.isLevelEnabled('debug');
 }
 
 /** A logger that discards everything (tests, benchmarks). */

@@ -55,13 +55,17 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
     }
     if (stop.signal.aborted) return;
     spec.started();
-    const onDelivery = async (delivery: Delivery) => {
+    const onDelivery = (delivery: Delivery): Promise<void> => {
       active += 1;
-      try {
-        await spec.process(delivery, interrupt.signal);
-      } finally {
-        active -= 1;
-      }
+      return spec.process(delivery, interrupt.signal).then(
+        () => {
+          active -= 1;
+        },
+        (error: unknown) => {
+          active -= 1;
+          throw error;
+        },
+      );
     };
     const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal });
     const ended = consuming.then(() => true, () => true);

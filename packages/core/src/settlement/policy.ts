@@ -16,6 +16,9 @@ export interface PolicyInput {
   readonly capabilities: Pick<TransportCapabilities, 'retry' | 'delayedRetry' | 'delayedPublish'>;
 }
 
+/** Every handled message's verdict: one frozen object, not one per message. */
+const ACK: Verdict = Object.freeze({ kind: 'ack' });
+
 /**
  * The one settlement policy for every binding: a pure function from what
  * happened to one decision. Each branch cites the rule it implements; the
@@ -25,7 +28,7 @@ export function decide(input: PolicyInput): Verdict {
   const { outcome } = input;
   switch (outcome.kind) {
     case 'handled':
-      return { kind: 'ack' };
+      return ACK;
     case 'version-gated':
       return versionGated(input, outcome.value);
     case 'poison':

@@ -41,7 +41,7 @@ export async function pullLoop(
         lastActivity = Date.now();
         // onDelivery owns its errors (the runtime logs and leaves the delivery for
         // redelivery); a rejection here must not stop the loop.
-        const job: Promise<void> = onDelivery(delivery).catch(() => undefined).finally(() => {
+        const job: Promise<void> = always(onDelivery(delivery), () => {
           inFlight.delete(job);
           lastActivity = Date.now();
         });
@@ -51,4 +51,9 @@ export async function pullLoop(
   } finally {
     await Promise.allSettled(inFlight);
   }
+}
+
+/** Runs `done` once `work` settles, either way; the promise it returns never rejects. */
+function always(work: Promise<void>, done: () => void): Promise<void> {
+  return work.then(done, done);
 }

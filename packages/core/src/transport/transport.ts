@@ -59,6 +59,12 @@ export interface Delivery {
   readonly poison?: string;
   /** The record key where the broker has keys (Kafka), byte-for-byte; every re-publish carries it. */
   readonly key?: Buffer | null;
+  /**
+   * True when the broker delivered a null value, not an empty one (a Kafka
+   * tombstone); `body` is then empty. A write-back of the record (a redrive
+   * restore) passes it to `publishRaw` so that null stays null.
+   */
+  readonly nullValue?: boolean;
   /** The binding's attempts reconciliation: native count combined with the body's. */
   reconcileAttempts(bodyAttempts: number): number;
   /**
@@ -73,6 +79,8 @@ export interface Delivery {
 export interface RawPublishOptions {
   /** Kafka record key, carried byte-for-byte (null stays null); on an SQS FIFO queue the `MessageGroupId` (UTF-8). Ignored elsewhere. */
   readonly key?: Buffer | null;
+  /** Kafka: write a null value (a tombstone) instead of `body`, which must then be empty. Ignored elsewhere. */
+  readonly nullValue?: boolean;
 }
 
 /** Options of {@link Transport.scan}. */
@@ -185,7 +193,9 @@ export interface Transport {
    * documents how it reads without consuming (Redis: `LRANGE` windows;
    * RabbitMQ: a basic.get window held unacknowledged on its own channel and
    * released when the scan ends; Kafka: a separate consumer that seeks and never
-   * commits). Implement {@link depth} beside it.
+   * commits; Pulsar: the admin API's peek; Artemis: a browsing receiver; Service
+   * Bus: `peekMessages`). SQS has none: it cannot read without receiving.
+   * Implement {@link depth} beside it.
    */
   scan?(queue: string, options?: ScanOptions): AsyncIterable<ScannedRecord>;
   /**
@@ -197,8 +207,9 @@ export interface Transport {
   /**
    * Removes one waiting record of `queue` whose body is `body` byte for byte;
    * resolves true if one was removed, false if none was there (already taken).
-   * Optional: only brokers that can delete from the middle of a queue (Redis
-   * lists: `LREM`) implement it; tools fall back to take-and-restore elsewhere.
+   * Optional: only brokers that can delete one record in place implement it
+   * (Redis lists: `LREM`; SQS: by the receipt handle of a leased receive); tools
+   * fall back to take-and-restore elsewhere.
    */
   remove?(queue: string, body: Buffer): Promise<boolean>;
   /**

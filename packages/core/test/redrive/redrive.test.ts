@@ -8,6 +8,9 @@ import {
   redrive,
   REPLAY_BYPASS_HEADER,
   silentLogger,
+  type ConsumeOptions,
+  type Delivery,
+  type RawPublishOptions,
   type Transport,
 } from '@babelqueue/core';
 
@@ -269,5 +272,43 @@ describe('redrive keeps the record key (Kafka: seed 000, "Record key on republis
     assert.equal(result.redriven, 1);
     assert.deepEqual(transport.broker.ready('orders').map((m) => m.key), [key]);
     assert.deepEqual(transport.broker.ready(DLQ).map((m) => m.key), [null]);
+  });
+});
+
+describe('redrive keeps a null value null (a Kafka tombstone)', () => {
+  /** Marks every delivery as a null value, as the Kafka binding does for a tombstone, and records each raw write. */
+  class TombstoneTransport extends InMemoryTransport {
+    readonly writes: { queue: string; body: Buffer; options: RawPublishOptions | undefined }[] = [];
+
+    override consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+      return super.consume(queue, (d) => onDelivery({
+        body: d.body,
+        queue: d.queue,
+        headers: d.headers,
+        key: d.key ?? null,
+        nullValue: d.body.length === 0,
+        reconcileAttempts: (n) => d.reconcileAttempts(n),
+        settle: (decision) => d.settle(decision),
+      }), options);
+    }
+
+    override async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions): Promise<void> {
+      this.writes.push({ queue, body, options });
+      await super.publishRaw(queue, body, headers, options);
+    }
+  }
+
+  test('the undecodable null value is restored with nullValue and its key; other records are written as bytes', async () => {
+    const transport = new TombstoneTransport();
+    const key = Buffer.from('k');
+    await transport.publishRaw(DLQ, Buffer.alloc(0), {}, { key });
+    await transport.publishRaw(DLQ, Buffer.from(POISON_RAW), {}, { key: null });
+    transport.writes.length = 0;
+    const result = await redrive(transport, { from: DLQ, idleMs: 100 });
+    assert.deepEqual([result.redriven, result.skipped], [0, 2]);
+    assert.deepEqual(transport.writes, [
+      { queue: DLQ, body: Buffer.alloc(0), options: { key, nullValue: true } },
+      { queue: DLQ, body: Buffer.from(POISON_RAW), options: { key: null } },
+    ], 'only the null value is written back as null');
   });
 });

@@ -45,6 +45,20 @@ export class Raw {
     }
   }
 
+  /** True when `queue` exists (a consumer declares its queue before it consumes). */
+  async exists(queue: string): Promise<boolean> {
+    const channel = await this.model.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      await channel.checkQueue(queue);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
   /** Waits until `queue` holds `n` ready messages. */
   async waitForCount(queue: string, n: number, timeoutMs = 10_000): Promise<void> {
     const until = Date.now() + timeoutMs;

@@ -141,8 +141,8 @@ class LegacyReserver extends Reserver {
  */
 class LegacyDelivery implements Delivery {
   readonly body: Buffer;
+  /** The frame's headers (riders); every copy (retry, dead-letter record) is framed with them again. */
   readonly headers: Readonly<Record<string, string>>;
-  private readonly framed: boolean;
   private readonly once = new SettleOnce();
   private readonly stopRenewing: () => void;
 
@@ -160,7 +160,6 @@ class LegacyDelivery implements Delivery {
     const unframed = unframe(raw);
     this.body = unframed.body;
     this.headers = unframed.headers;
-    this.framed = unframed.framed;
     this.stopRenewing = options.retryAfter === null ? () => undefined : reserver.hold(renewal(client, keys.deadlines, member, options.retryAfter));
   }
 
@@ -184,8 +183,7 @@ class LegacyDelivery implements Delivery {
         return;
       case 'retry': {
         // No delayed set: the copy goes straight back whatever the delay says.
-        const body = withAttempts(this.body, decision.attempts);
-        const copy = this.framed ? frameValue(body, this.headers) : body;
+        const copy = frameValue(withAttempts(this.body, decision.attempts), this.headers);
         const done = await slotGuard(
           this.queue,
           SCRIPTS.legacyRetry.run(this.client, [ready, processing, deadlines], [this.member, this.raw, copy]),
@@ -194,11 +192,13 @@ class LegacyDelivery implements Delivery {
         return;
       }
       case 'dead-letter': {
+        // The riders (traceparent, tracestate) ride the record as they ride every other binding's.
+        const record = frameValue(decision.record, this.headers);
         let done: unknown;
         try {
           done = await slotGuard(
             this.queue,
-            SCRIPTS.legacyDeadLetter.run(this.client, [processing, deadlines, decision.queue], [this.member, this.raw, decision.record]),
+            SCRIPTS.legacyDeadLetter.run(this.client, [processing, deadlines, decision.queue], [this.member, this.raw, record]),
             decision.queue,
           );
         } catch (cause) {

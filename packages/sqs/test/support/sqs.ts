@@ -78,9 +78,17 @@ export class Raw {
     }));
   }
 
-  /** Receives (and deletes) every message available within `waitSeconds` of quiet. */
-  async drain(url: string, waitSeconds = 1): Promise<Message[]> {
+  /**
+   * Receives (and deletes) messages until at least `expected` were taken, then
+   * on until a receive of `waitSeconds` comes back empty (so extras are seen
+   * too). A send is not visible at once on a busy machine: an empty receive
+   * before `expected` is reached only means "not yet", so it polls on until
+   * `timeoutMs` and then returns what it has (the caller's assertion says what
+   * is missing).
+   */
+  async drain(url: string, expected = 1, { waitSeconds = 1, timeoutMs = 20_000 } = {}): Promise<Message[]> {
     const out: Message[] = [];
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { Messages = [] } = await this.client.send(new ReceiveMessageCommand({
         QueueUrl: url,
@@ -89,7 +97,7 @@ export class Raw {
         MessageAttributeNames: ['All'],
         MessageSystemAttributeNames: ['All'],
       }));
-      if (Messages.length === 0) return out;
+      if (Messages.length === 0 && (out.length >= expected || Date.now() >= deadline)) return out;
       for (const m of Messages) {
         out.push(m);
         await this.client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m.ReceiptHandle! }));

@@ -132,6 +132,10 @@ export class InMemoryTransport implements Transport {
       reservationMs: this.visibilityTimeoutMs,
       onTrouble: () => undefined, // an in-process lease can only lapse if the event loop stalls
     });
+    const leases: Leases = {
+      renew: (leaseId) => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs),
+      settle: (leaseId, message, decision) => this.settle(queue, leaseId, message, decision),
+    };
     try {
       await pullLoop(async (max, waitMs, signal) => {
         let taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
@@ -140,7 +144,7 @@ export class InMemoryTransport implements Transport {
           if (signal.aborted) return [];
           taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
         }
-        return taken.map(({ leaseId, message }) => this.delivery(queue, leaseId, message, keeper));
+        return taken.map(({ leaseId, message }) => new MemoryDelivery(leases, queue, leaseId, message, keeper));
       }, onDelivery, options);
     } finally {
       keeper.close();
@@ -154,25 +158,6 @@ export class InMemoryTransport implements Transport {
   private write(queue: string, body: Buffer, headers: Readonly<Record<string, HeaderValue>>, key: Buffer | null, delayMs: number) {
     this.beforeWrite?.(queue, body);
     this.broker.push(queue, { body, headers, key, redeliveries: 0 }, delayMs);
-  }
-
-  private delivery(queue: string, leaseId: number, message: StoredMessage, keeper: ReservationKeeper): Delivery {
-    const version = message.headers['bq-schema-version'];
-    const trimmed = version === undefined || version === null ? '' : String(version).trim();
-    const redeliveries = message.redeliveries;
-    const release = keeper.hold(async () => this.broker.extend(queue, leaseId, this.visibilityTimeoutMs));
-    return {
-      body: message.body,
-      queue,
-      headers: message.headers,
-      key: message.key,
-      ...(trimmed === '' ? {} : { nativeSchemaVersion: trimmed }),
-      reconcileAttempts: (bodyAttempts) => Math.max(bodyAttempts, redeliveries),
-      settle: (decision) => {
-        release();
-        return this.settle(queue, leaseId, message, decision);
-      },
-    };
   }
 
   private async settle(queue: string, leaseId: number, message: StoredMessage, decision: Decision): Promise<void> {
@@ -203,6 +188,54 @@ export class InMemoryTransport implements Transport {
         this.broker.release(queue, leaseId, this.redeliveryDelayMs);
         return;
     }
+  }
+}
+
+/** What the deliveries of one consume loop do to their leases, on that loop's queue. */
+interface Leases {
+  /** Pushes a lease's deadline out; false when it is gone. */
+  renew(leaseId: number): boolean;
+  settle(leaseId: number, message: StoredMessage, decision: Decision): Promise<void>;
+}
+
+/** One leased message handed to the consume loop: a class, so a delivery costs one object, not a set of closures. */
+class MemoryDelivery implements Delivery {
+  readonly body: Buffer;
+  readonly headers: Readonly<Record<string, HeaderValue>>;
+  readonly key: Buffer | null;
+  readonly nativeSchemaVersion: string | undefined;
+  /** Redeliveries when it was taken: later expiries do not change this delivery's count. */
+  private readonly redeliveries: number;
+  private readonly release: () => void;
+
+  constructor(
+    private readonly leases: Leases,
+    readonly queue: string,
+    private readonly leaseId: number,
+    private readonly message: StoredMessage,
+    keeper: ReservationKeeper,
+  ) {
+    this.body = message.body;
+    this.headers = message.headers;
+    this.key = message.key;
+    const version = message.headers['bq-schema-version'];
+    const trimmed = version === undefined || version === null ? '' : String(version).trim();
+    this.nativeSchemaVersion = trimmed === '' ? undefined : trimmed;
+    this.redeliveries = message.redeliveries;
+    this.release = keeper.hold(async () => leases.renew(leaseId));
+    // Own, bound functions, as a plain delivery object has: they keep working
+    // when taken off the delivery (`{ ...delivery }`, `const { settle } = delivery`).
+    this.reconcileAttempts = this.reconcileAttempts.bind(this);
+    this.settle = this.settle.bind(this);
+  }
+
+  reconcileAttempts(bodyAttempts: number): number {
+    return Math.max(bodyAttempts, this.redeliveries);
+  }
+
+  settle(decision: Decision): Promise<void> {
+    this.release();
+    return this.leases.settle(this.leaseId, this.message, decision);
   }
 }
 
