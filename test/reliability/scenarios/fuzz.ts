@@ -162,6 +162,7 @@ export async function runFuzz(context: ScenarioContext, count: number): Promise<
     say(`${count} bodies published; waiting for the worker`);
 
     // Until every body is settled; a worker that stops settling for two minutes has stalled.
+    const waitBoundMs = Math.max(300_000, count * 60);
     let last = -1;
     let lastMoved = Date.now();
     for (;;) {
@@ -173,6 +174,12 @@ export async function runFuzz(context: ScenarioContext, count: number): Promise<
         lastMoved = Date.now();
       } else if (Date.now() - lastMoved > 120_000) {
         aborted = `stalled: ${left} bodies unsettled for 120 s`;
+        break;
+      }
+      // Settlements that keep coming without the count reaching zero (a body redelivered after
+      // every settlement) must not hold CI forever either.
+      if (Date.now() - started > waitBoundMs) {
+        aborted = `${left} bodies still unsettled after ${Math.round(waitBoundMs / 1000)} s`;
         break;
       }
       await sleep(250);
