@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034  # the <broker>_* variables are read by scripts/brokers
 # ActiveMQ Artemis from Maven Central (the apache-artemis bin zip), a broker
-# instance created fresh on every start: AMQP 1.0 on 5673 (RabbitMQ has 5672),
+# instance created fresh on every start (`restart` keeps it): AMQP 1.0 on 5673 (RabbitMQ has 5672),
 # core protocol on 61616, user admin/admin (anonymous allowed), no web console.
 # 2.40.0: the newest version whose bin zip Maven Central serves.
 ARTEMIS_VERSION=2.40.0
@@ -29,5 +29,7 @@ artemis_start() {
     --java-memory 512M "$d/instance" >"$d/create.log" 2>&1 || { tail -n 20 "$d/create.log" >&2; return 1; }
   sed -i 's#tcp://[0-9.]*:5672?#tcp://'"$HOST"':5673?#' "$d/instance/etc/broker.xml"
   sed -i 's/-Xms512M/-Xms64M/' "$d/instance/etc/artemis.profile"
-  spawn artemis "$d/artemis.log" "$d/instance/bin/artemis" run
+  artemis_resume
 }
+# The instance as it is: its journal keeps durable messages across a restart.
+artemis_resume() { spawn artemis "$LAB/artemis/artemis.log" "$LAB/artemis/instance/bin/artemis" run; }

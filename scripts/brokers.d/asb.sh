@@ -7,6 +7,7 @@
 asb_env=BABELQUEUE_ASB_URL
 asb_ports="5680"
 asb_timeout=60
+asb_no_restart="the stand-in keeps its entities in memory only, so a restart would empty them"
 asb_url() { echo "Endpoint=sb://$HOST:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true"; }
 asb_ready() { probe asb 5680; }
 asb_why() { probe_why asb 5680; }

@@ -86,6 +86,14 @@ live_pids() {
   done < "$file"
 }
 
+# redis_save_and_stop NAME PORT...: SHUTDOWN SAVE on each port (an RDB snapshot
+# in the node's --dir, then exit), then waits for NAME's processes to end.
+redis_save_and_stop() {
+  local name=$1 port; shift
+  for port in "$@"; do redis-cli -h "$HOST" -p "$port" shutdown save >/dev/null 2>&1 || true; done
+  stop_pids "$name"
+}
+
 # stop_pids NAME: SIGTERM (graceful shutdown in every broker here), SIGKILL after 30 s.
 stop_pids() {
   local name=$1 pids

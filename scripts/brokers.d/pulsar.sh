@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034  # the <broker>_* variables are read by scripts/brokers
 # Apache Pulsar standalone (broker + one bookie, RocksDB metadata) from Maven
 # Central: binary protocol on 6650, admin and WebSocket API on 8080; the URL is
-# the web service (http), where the WebSocket API lives. Data fresh every start.
+# the web service (http), where the WebSocket API lives. Data fresh every start
+# (`restart` keeps it).
 pulsar_env=BABELQUEUE_PULSAR_URL
 pulsar_ports="6650 8080"
 pulsar_timeout=240
@@ -14,6 +15,13 @@ pulsar_start() {
   cp=$(java_classpath pulsar) || return 1
   rm -rf "$d/data"; mkdir -p "$d/data"
   render pulsar-standalone.conf "$d" "$d/standalone.conf"
+  pulsar_resume
+}
+# The standalone on its existing metadata and bookie folders (topics, backlogs
+# and subscriptions survive a restart).
+pulsar_resume() {
+  local d="$LAB/pulsar" cp
+  cp=$(java_classpath pulsar) || return 1
   spawn pulsar "$d/pulsar.log" java -Xms128m -Xmx512m -XX:MaxDirectMemorySize=256m -XX:+UseG1GC \
     -Djava.awt.headless=true -Dpulsar.log.dir="$d" \
     --add-opens java.base/jdk.internal.platform=ALL-UNNAMED \

@@ -30,6 +30,12 @@ rabbitmq_start() {
   # Erlang starts its port mapper (epmd) on demand and leaves it behind: note
   # whether this start brings it up, so that `down` only stops its own.
   port_busy 4369 || touch "$d/epmd-started-here"
+  rabbitmq_resume
+}
+
+# The node on its existing Mnesia directory (durable queues, persistent messages).
+rabbitmq_resume() {
+  local d="$LAB/rabbitmq"
   ( rabbitmq_environment; spawn rabbitmq "$d/rabbitmq.log" /usr/lib/rabbitmq/bin/rabbitmq-server )
 }
 

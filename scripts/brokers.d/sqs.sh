@@ -4,6 +4,7 @@
 sqs_env=BABELQUEUE_SQS_URL
 sqs_ports="9324"
 sqs_timeout=90
+sqs_no_restart="ElasticMQ runs in memory here, so a restart would empty every queue"
 sqs_url() { echo "http://$HOST:9324"; }
 sqs_ready() { probe sqs 9324; }
 sqs_why() { probe_why sqs 9324; }

@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeadLetterWriteError, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
-import { broker, closeTransports, dueNow, envelopeBody, inspector, now, take, transport, uniqueQueue, until, withScores, zadd } from './support/redis.js';
+import { broker, closeTransports, dueNow, envelopeBody, inspector, now, sleep, take, transport, uniqueQueue, until, withScores, zadd } from './support/redis.js';
 
 const b = broker('redis');
 const URN = 'urn:babel:orders:created';
@@ -266,6 +266,33 @@ describe('redis zset layout (transport level)', { skip: b.skip }, () => {
       })()).settle({ kind: 'native-dead-letter', why: 'x' }),
       /no native dead-letter/,
     );
+    await t.close();
+  });
+
+  it('byte-identical jobs are never one reservation: a twin waits on the ready list until the first is settled', async () => {
+    // :reserved is a sorted set keyed by the member, so two identical jobs
+    // reserved together would be folded into one and the first ack would
+    // settle both (found by test/reliability's fuzzed bodies: a copy lost).
+    const q = uniqueQueue('z-twins');
+    const { t, logger } = transport(b.url!, { layout: 'zset' });
+    const poison = Buffer.from('42');
+    const env = envelopeBody(URN);
+    for (const body of [poison, env, poison, env]) await t.publishRaw(q, body);
+    const inFlight = new Set<string>();
+    const seen: string[] = [];
+    await take(t, q, async (d) => {
+      const text = d.body.toString();
+      assert.ok(!inFlight.has(text), `a twin of ${text} was reserved while the first was in flight`);
+      inFlight.add(text);
+      seen.push(text);
+      await sleep(50);
+      inFlight.delete(text);
+      await d.settle({ kind: 'ack' });
+    }, { max: 4, concurrency: 4 });
+    assert.deepEqual(seen.sort(), [poison, poison, env, env].map(String).sort(), 'all four delivered');
+    assert.equal(await redis.zcard(`queues:${q}:reserved`), 0);
+    assert.equal(await redis.llen(`queues:${q}`), 0);
+    assert.deepEqual(logger.lines.filter((l) => l.message === 'reservation expired'), [], 'every ack settled its own reservation');
     await t.close();
   });
 

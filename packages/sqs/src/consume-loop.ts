@@ -4,6 +4,7 @@ import { ReservationKeeper, type ConsumeOptions, type Delivery, type Logger } fr
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { logReleaseFailure, SqsDelivery, type DeliveryContext } from './delivery.js';
 import { MAX_WAIT_TIME_SECONDS } from './options.js';
+import { pause, retryPauseMs } from './retry.js';
 
 /** What one consume loop needs from the transport. */
 export interface LoopContext extends Omit<DeliveryContext, 'keeper'> {
@@ -116,7 +117,7 @@ export async function consumeLoop(
         if (context.closing.aborted) break;
         if (isQueueMissing(error) || isFatalClientError(error)) throw error;
         failures += 1;
-        const pauseMs = Math.min(5000, 100 * 2 ** Math.min(failures - 1, 6));
+        const pauseMs = retryPauseMs(failures);
         logger.warn({ queue: context.queue.name, error: describe(error), retryInMs: pauseMs }, 'receive failed; trying again');
         await pause(pauseMs, signal, context.closing);
         continue;
@@ -175,18 +176,4 @@ function chains(deliveries: SqsDelivery[], fifo: boolean): SqsDelivery[][] {
 /** Releases messages that will not be handed over (visibility 0), reporting a failed release. */
 async function release(logger: Logger, queue: string, deliveries: SqsDelivery[]): Promise<void> {
   await Promise.all(deliveries.map((d) => d.release(0).catch((error: unknown) => logReleaseFailure(logger, queue, error))));
-}
-
-function pause(ms: number, ...signals: AbortSignal[]): Promise<void> {
-  return new Promise((resolve) => {
-    const any = AbortSignal.any(signals);
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      any.removeEventListener('abort', done);
-      resolve();
-    }
-    if (any.aborted) done();
-    else any.addEventListener('abort', done, { once: true });
-  });
 }

@@ -12,7 +12,7 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { riderAttributes } from './attributes.js';
-import { isQueueMissing } from './aws-errors.js';
+import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { browseQueue, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
@@ -21,6 +21,7 @@ import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from '
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
 import { Sender, type Outgoing } from './send.js';
+import { pause, retryPauseMs } from './retry.js';
 import { SettleBatcher } from './settle-batcher.js';
 
 /**
@@ -168,7 +169,8 @@ export class SqsTransport implements Transport {
    */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     this.assertOpen();
-    const info = await this.queues.get(queue);
+    const info = await this.lookUpToConsume(queue, options.signal);
+    if (info === undefined) return;
     const run = consumeLoop({
       client: this.connection.client,
       queue: info,
@@ -201,6 +203,27 @@ export class SqsTransport implements Transport {
       this.connection.destroy();
     })();
     return this.closed;
+  }
+
+  /**
+   * The queue's look-up as consuming starts, tried again on a transient error
+   * (a dropped connection, a 5xx) exactly as a failed receive is: a connection
+   * cut at that moment must not end the worker. A missing queue or a refused
+   * client fails at once. Undefined when the stop signal or close() came first.
+   */
+  private async lookUpToConsume(queue: string, signal: AbortSignal): Promise<QueueInfo | undefined> {
+    for (let failures = 1; ; failures++) {
+      try {
+        return await this.queues.get(queue);
+      } catch (error) {
+        if (error instanceof QueueNotFoundError || isQueueMissing(error) || isFatalClientError(error)) throw error;
+        if (signal.aborted || this.closing.signal.aborted) return undefined;
+        const pauseMs = retryPauseMs(failures);
+        this.options.logger.warn({ queue, error: describe(error), retryInMs: pauseMs }, 'queue look-up failed; trying again');
+        await pause(pauseMs, signal, this.closing.signal);
+        if (signal.aborted || this.closing.signal.aborted) return undefined;
+      }
+    }
   }
 
   private assertOpen(): void {

@@ -142,6 +142,45 @@ describe('SQS reservation and the consume loop', { skip: sqs.skip }, () => {
     assert.ok(receives >= 2 && receives <= 4, `${receives} receives in 2.5 s`);
   });
 
+  it('a connection cut during the queue look-up at consume start is retried, not the end of the worker', async () => {
+    // Found by test/reliability: a cut (ss -K) right as a worker started made its run() reject.
+    const q = await raw.fresh('lookup-cut');
+    await raw.send(q.url, envelope(URN, {}, q.name).body.toString('utf8'));
+    const client = new SQSClient({ endpoint: sqs.url!, region: REGION, credentials: CREDENTIALS });
+    let cut = 0;
+    client.middlewareStack.add((next, context) => async (args) => {
+      if (context.commandName === 'GetQueueUrlCommand' && cut < 2) {
+        cut += 1;
+        throw Object.assign(new Error('write ECONNABORTED'), { code: 'ECONNABORTED' });
+      }
+      return next(args);
+    }, { step: 'initialize' });
+    const { transport: t, logger } = transport({ client });
+    const handled: string[] = [];
+    try {
+      await t.consume(q.name, async (delivery) => {
+        handled.push(delivery.body.toString());
+        await delivery.settle({ kind: 'ack' });
+      }, { concurrency: 1, signal: new AbortController().signal, maxMessages: 1, idleMs: 20_000 });
+    } finally {
+      await t.close();
+      client.destroy();
+    }
+    assert.equal(cut, 2, 'the look-up failed twice');
+    assert.equal(handled.length, 1, 'the message was consumed once the look-up went through');
+    assert.equal(logger.lines.filter((l) => l.message === 'queue look-up failed; trying again').length, 2, 'each failure logged');
+    assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
+  });
+
+  it('a missing queue still fails consume at once (no retry)', async () => {
+    const { transport: t } = transport();
+    try {
+      await assert.rejects(t.consume(`bq-sqs-missing-${Date.now()}`, async () => undefined, { concurrency: 1, signal: new AbortController().signal }), { name: 'QueueNotFoundError' });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('concurrency: up to `concurrency` handlers at once, one receive asking for the free slots', async () => {
     const q = await raw.fresh('concurrency');
     const { app: a } = app(q.name);

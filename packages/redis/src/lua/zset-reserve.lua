@@ -62,6 +62,11 @@ if ahead > 0 then
   local spare = math.floor((redis.call('LLEN', KEYS[1]) - slots) / 2)
   wanted = slots + math.min(ahead, math.max(0, spare))
 end
+-- A member already in :reserved is a byte-identical job in flight (a poison
+-- body sent twice, the same envelope sent twice): a second ZADD would fold the
+-- two into one reservation, and settling the first would settle both. Such a
+-- copy goes back to the tail and is reserved once the first one is settled.
+local held = 0
 for _ = 1, wanted do
   local job = redis.call('LPOP', KEYS[1])
   if not job then break end
@@ -72,10 +77,17 @@ for _ = 1, wanted do
     member = job
     decoded = 0
   end
-  redis.call('ZADD', KEYS[3], ARGV[2], member)
-  redis.call('LPOP', KEYS[4])
-  popped[#popped + 1] = job
-  popped[#popped + 1] = member
-  popped[#popped + 1] = decoded
+  if redis.call('ZSCORE', KEYS[3], member) then
+    redis.call('RPUSH', KEYS[1], job)
+    held = held + 1
+    -- Only held copies left: wait for their twins to settle.
+    if held >= redis.call('LLEN', KEYS[1]) then break end
+  else
+    redis.call('ZADD', KEYS[3], ARGV[2], member)
+    redis.call('LPOP', KEYS[4])
+    popped[#popped + 1] = job
+    popped[#popped + 1] = member
+    popped[#popped + 1] = decoded
+  end
 end
 return {acked, popped}

@@ -1,0 +1,324 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createApp } from '@babelqueue/core';
+import { percentile, recoveryTimes, tally, type DeadLetterRecord, type FaultEvent, type Tally } from '../accounting.js';
+import { sleep } from '../drivers/driver.js';
+import type { KillKind } from '../kill-points.js';
+import { killOwnSockets, ownsBroker, restartBroker } from '../lab.js';
+import { LedgerReader, type LedgerEvent } from '../ledger.js';
+import { startRefused, WorkerPool, type WorkerRecord } from '../pool.js';
+import { JOB_URN, planScripts } from '../scripts.js';
+import { controllerTarget, type ScenarioContext } from './context.js';
+import { isEmpty, readAll, stealOne, waitEmpty } from './queues.js';
+
+/** What one chaos run does. */
+export interface ChaosOptions {
+  readonly messages: number;
+  /** SIGKILL a random worker every `driver.chaos.killEveryMs` and start a new one. */
+  readonly kills: boolean;
+  /** Cut every connection at 25 % and 75 % of the stream, restart the broker at 50 %. */
+  readonly faults: boolean;
+  /** Self-test: delete one message on purpose before the workers start; the count must show it lost. */
+  readonly sabotage: boolean;
+}
+
+/** A broker fault, as it happened. */
+export interface FaultRecord {
+  readonly kind: 'cut' | 'restart';
+  readonly at: number;
+  /** How long the fault took (a restart: until the broker answered its probe again). */
+  readonly ms: number;
+  readonly detail: string;
+}
+
+export interface ChaosResult {
+  readonly tally: Tally;
+  readonly published: number;
+  /** Publishes that failed (and were sent again), by error name: an outage must make a publish fail loudly, never resolve and drop. */
+  readonly publishRejected: Readonly<Record<string, number>>;
+  readonly kills: Readonly<Partial<Record<KillKind, number>>>;
+  readonly faults: readonly FaultRecord[];
+  /** Faults asked for but not run, with why (a broker that cannot restart on its data in the lab). */
+  readonly skipped: readonly string[];
+  /** Workers that exited without being killed or stopped: a worker must never die by itself. */
+  readonly crashes: readonly string[];
+  /** Workers started while the broker was down, refused with a ConnectError (by design) and started again. */
+  readonly refusedStarts: number;
+  /** Log lines that must never appear (a drop: the message would be gone). */
+  readonly dropLines: number;
+  /** "unexpected error while settling" lines: a binding threw where it should not (the message is left for redelivery). */
+  readonly unexpectedErrors: number;
+  /** What was left on the broker at the end, by place (all zero: nothing reserved forever). */
+  readonly leftover: Record<string, number>;
+  readonly dlqLeftover: Record<string, number>;
+  readonly recovery: { readonly samples: number; readonly p50?: number; readonly p99?: number; readonly max?: number };
+  /** Self-test only: the key deleted on purpose. */
+  readonly stolen?: string;
+  readonly ms: number;
+  /** Why the run failed to finish (a stall, a worker that never started), if it did. */
+  readonly aborted?: string;
+}
+
+const PUBLISH_LANES = 8;
+/** The broker faults of a stream: at which share of it settled, what. */
+const FAULT_PLAN: readonly (readonly [number, 'cut' | 'restart'])[] = [[0.25, 'cut'], [0.5, 'restart'], [0.75, 'cut']];
+const KILL_WEIGHTS: Readonly<Record<KillKind, number>> = { anytime: 40, handler: 15, effect: 15, settle: 15, 'dlq-write': 15 };
+
+/**
+ * One stream of `messages` through the binding's workers with faults thrown
+ * at it, counted at the end against what went in (see `tally`).
+ */
+export async function runChaos(context: ScenarioContext, options: ChaosOptions): Promise<ChaosResult> {
+  const { driver, rng, say } = context;
+  const started = Date.now();
+  mkdirSync(context.dir, { recursive: true });
+  const queue = driver.queue(`rel-${driver.name}-${context.runId}`);
+  const producerTarget = controllerTarget(context, queue, 'producer');
+  const producer = createApp({ transport: driver.transport(producerTarget), queue, logger: producerTarget.logger, deadLetter: true });
+  const dlq = producer.deadLetterQueueName();
+  const scripts = planScripts(rng.fork(), options.messages);
+  const tuning = driver.chaos;
+  const killRng = rng.fork();
+  const seeds = rng.fork();
+
+  const reader = new LedgerReader(context.dir);
+  const events: LedgerEvent[] = [];
+  const settled = new Set<string>();
+  const kills: Partial<Record<KillKind, number>> = {};
+  const killFaults: FaultEvent[] = [];
+  const faultEvents: FaultEvent[] = [];
+  const faults: FaultRecord[] = [];
+  const skipped: string[] = [];
+  const crashes: string[] = [];
+  let refusedStarts = 0;
+  const publishRejected: Record<string, number> = {};
+  let published = 0;
+  let lastProgress = Date.now();
+  let finishing = false;
+  let aborted: string | undefined;
+  let stolen: string | undefined;
+
+  const poll = () => {
+    for (const event of reader.poll()) {
+      events.push(event);
+      if (event.kind === 'H' || (event.kind === 'S' && event.detail === 'dead-letter')) {
+        if (!settled.has(event.key)) lastProgress = Date.now();
+        settled.add(event.key);
+      }
+    }
+  };
+
+  const pool = new WorkerPool(context.bundle, { driver: driver.name, url: context.url, queue, mode: 'chaos', concurrency: tuning.concurrency, dir: context.dir }, {
+    onExit(worker) {
+      if (startRefused(worker)) {
+        refusedStarts += 1;
+        if (!finishing) pool.start(seeds.int(2 ** 32));
+      } else if (worker.killed === undefined) {
+        crashes.push(`${worker.id} exited by itself (code ${worker.exited?.code}, signal ${worker.exited?.signal})`);
+        if (!finishing) pool.start(seeds.int(2 ** 32));
+      } else if (worker.killed.kind !== 'stop') {
+        killFaults.push({ kind: 'kill', at: worker.exited!.at, worker: worker.id });
+      }
+    },
+  });
+
+  try {
+    await driver.prepare?.(producerTarget, queue, dlq);
+
+    // The producer keeps the backlog bounded, so publishing goes on for the
+    // whole run and the faults hit publishes too.
+    const window = Math.max(200, tuning.workers * tuning.concurrency * 8);
+    // The stream may not run past a planned fault that has not started yet
+    // (a slow CLI, a restart still under way): it is held there until it has.
+    let gate = options.faults ? Math.floor(options.messages * FAULT_PLAN[0]![0]) + window : Infinity;
+    let nextKey = 0;
+    const lane = async () => {
+      while (nextKey < options.messages && aborted === undefined) {
+        if (!options.sabotage && (nextKey - settled.size >= window || nextKey >= gate)) {
+          await sleep(20);
+          continue;
+        }
+        const k = nextKey++;
+        for (;;) {
+          try {
+            await producer.publish(JOB_URN, { k: String(k), s: scripts[k]! });
+            published += 1;
+            break;
+          } catch (error) {
+            const name = error instanceof Error ? error.name : typeof error;
+            publishRejected[name] = (publishRejected[name] ?? 0) + 1;
+            if (aborted !== undefined) return;
+            await sleep(200);
+          }
+        }
+      }
+    };
+    const producing = Promise.all(Array.from({ length: PUBLISH_LANES }, lane));
+
+    if (options.sabotage) {
+      await producing;
+      const body = await stealOne(driver, context.url, queue);
+      stolen = (JSON.parse(body.toString('utf8')) as { data: { k: string } }).data.k;
+      say(`self-test: deleted message ${stolen} on purpose`);
+    }
+
+    const first = Array.from({ length: options.kills ? tuning.workers : 1 }, () => pool.start(seeds.int(2 ** 32)));
+    for (const worker of first) {
+      if (!(await pool.ready(worker, 180_000))) throw new Error(`worker ${worker.id} did not start consuming (see ${join(context.dir, `${worker.id}.log`)})`);
+    }
+
+    const killing = (async () => {
+      while (options.kills && !finishing) {
+        await sleep(killRng.between(tuning.killEveryMs[0], tuning.killEveryMs[1]));
+        const candidates = pool.live().filter((w) => w.killed === undefined && w.readyAt !== undefined);
+        if (finishing || candidates.length === 0) continue;
+        const victim: WorkerRecord = killRng.pick(candidates);
+        const kind = killRng.weighted(KILL_WEIGHTS);
+        if (kind === 'anytime') pool.kill(victim);
+        else pool.arm(victim, kind, 2_000);
+        pool.start(seeds.int(2 ** 32));
+      }
+    })();
+
+    // A shared broker (another checkout's) keeps its other clients: only this run's connections are cut.
+    const cut = async () => ownsBroker(driver.lab)
+      ? driver.cut(producerTarget)
+      : `ss -K on this run's own connections only (${driver.lab} is shared): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
+    let faultsDone = !options.faults;
+    const faulting = (async () => {
+      if (!options.faults) return;
+      for (const [i, [share, kind]] of FAULT_PLAN.entries()) {
+        while (!finishing && settled.size < options.messages * share) await sleep(100);
+        if (finishing) return;
+        const at = Date.now();
+        const next = FAULT_PLAN[i + 1];
+        gate = next === undefined ? Infinity : Math.floor(options.messages * next[0]) + window;
+        if (kind === 'restart' && driver.noRestart !== undefined) {
+          skipped.push(`restart: ${driver.noRestart}`);
+          continue;
+        }
+        if (kind === 'restart' && !ownsBroker(driver.lab)) {
+          // Shared with other checkouts: restarting it would break their runs. CI owns its brokers.
+          const why = `${driver.lab} was not started by this checkout's scripts/brokers up (a shared broker is never restarted)`;
+          if (process.env.CI === 'true') throw new Error(`restart: ${why}`);
+          skipped.push(`restart: ${why}`);
+          continue;
+        }
+        say(`${kind} at ${settled.size}/${options.messages}`);
+        const detail = kind === 'cut' ? await cut() : (await restartBroker(driver.lab), `scripts/brokers restart ${driver.lab}`);
+        faultEvents.push({ kind, at });
+        faults.push({ kind, at, ms: Date.now() - at, detail });
+      }
+    })().finally(() => {
+      faultsDone = true;
+    });
+
+    // Until every message is handled or dead-lettered, or nothing moves for too long.
+    const stallMs = Math.max(180_000, tuning.redeliveryMs * 6);
+    let lastSay = 0;
+    const quietMs = Math.max(10_000, tuning.redeliveryMs * 2);
+    let lastLook = 0;
+    // Every planned fault runs, even when the stream outran it.
+    while (settled.size < options.messages || published < options.messages || !faultsDone) {
+      await sleep(250);
+      poll();
+      if (Date.now() - lastSay > 10_000) {
+        lastSay = Date.now();
+        const killed = pool.all.filter((w) => w.killed !== undefined && w.killed.kind !== 'stop').length;
+        say(`${settled.size}/${options.messages} settled, ${published} published, ${killed} kills, ${crashes.length} crashes`);
+      }
+      // A worker killed right after its DLQ write went through (before its ledger line) leaves a message
+      // that ended on the DLQ with no ledger record: once the queue holds nothing, the end is counted from the DLQ.
+      if (!options.sabotage && published === options.messages && faultsDone && Date.now() - lastProgress > quietMs && Date.now() - lastLook > quietMs) {
+        lastLook = Date.now();
+        if (isEmpty(await driver.leftover(producerTarget, queue).catch(() => ({ unreadable: 1 })))) break;
+      }
+      if (Date.now() - lastProgress > stallMs && settled.size < options.messages && faultsDone) {
+        aborted = `stalled: nothing settled for ${Math.round(stallMs / 1000)} s at ${settled.size}/${options.messages}`;
+        break;
+      }
+      if (options.sabotage && settled.size === options.messages - 1 && published === options.messages) {
+        // The stolen one never comes: stop once everything else settled and the queue is empty.
+        if (isEmpty(await driver.leftover(producerTarget, queue).catch(() => ({ unreadable: 1 })))) break;
+      }
+    }
+    finishing = true;
+    await killing;
+    await faulting;
+    await producing;
+    await pool.stopAll(30_000);
+
+    // Nothing reserved forever: one clean worker takes whatever killed workers
+    // left reserved once the broker hands it out again, until every place a
+    // message can wait is empty.
+    // Checked again once the cleaner stopped: what it held unsettled is back by then.
+    const drainUntil = Date.now() + Math.max(120_000, tuning.redeliveryMs * 4);
+    let leftover: Record<string, number>;
+    do {
+      const cleaner = pool.start(seeds.int(2 ** 32));
+      await pool.ready(cleaner, 180_000);
+      await waitEmpty(driver, producerTarget, queue, Math.max(0, drainUntil - Date.now()));
+      await pool.stop(cleaner, 30_000);
+      leftover = await waitEmpty(driver, producerTarget, queue, 2_000);
+    } while (!isEmpty(leftover) && Date.now() < drainUntil);
+    poll();
+
+    // Where each kill landed: the point a worker wrote before killing itself, else outside any.
+    const landed = new Map(events.filter((e) => e.kind === 'K').map((e) => [e.worker, e.detail as KillKind]));
+    for (const worker of pool.all) {
+      if (worker.killed === undefined || worker.killed.kind === 'stop') continue;
+      const kind = landed.get(worker.id) ?? 'anytime';
+      kills[kind] = (kills[kind] ?? 0) + 1;
+    }
+
+    const dead = await readAll(driver, context.url, dlq, 120_000, producerTarget.logger);
+    const records = dead.bodies.map(deadLetterRecord);
+    const samples = recoveryTimes(events, [...killFaults, ...faultEvents]);
+    return {
+      tally: tally(scripts, events, records),
+      published,
+      publishRejected,
+      kills,
+      faults,
+      skipped,
+      crashes,
+      refusedStarts,
+      dropLines: countLines(context.dir, / (ERROR|INFO) dropped\b/),
+      unexpectedErrors: countLines(context.dir, /unexpected error while settling/),
+      leftover,
+      dlqLeftover: dead.left,
+      recovery: { samples: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: percentile(samples, 100) },
+      ...(stolen !== undefined ? { stolen } : {}),
+      ms: Date.now() - started,
+      ...(aborted !== undefined ? { aborted } : {}),
+    };
+  } finally {
+    finishing = true;
+    await pool.stopAll(10_000);
+    await producer.close().catch(() => undefined);
+    await driver.cleanup(producerTarget, [queue, dlq]).catch(() => undefined);
+  }
+}
+
+/** The key and reason of one DLQ record of the chaos stream. */
+function deadLetterRecord(body: Buffer): DeadLetterRecord {
+  try {
+    const record = JSON.parse(body.toString('utf8')) as { data?: { k?: unknown }; dead_letter?: { reason?: unknown } };
+    return {
+      key: typeof record.data?.k === 'string' ? record.data.k : undefined,
+      reason: typeof record.dead_letter?.reason === 'string' ? record.dead_letter.reason : undefined,
+    };
+  } catch {
+    return { key: undefined, reason: undefined };
+  }
+}
+
+/** Lines of the run's worker logs matching `pattern`. */
+function countLines(dir: string, pattern: RegExp): number {
+  let n = 0;
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith('.log') || name === 'controller.log') continue;
+    for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) if (pattern.test(line)) n += 1;
+  }
+  return n;
+}

@@ -1,0 +1,81 @@
+import { silentLogger, type Logger } from '@babelqueue/core';
+import { sleep, type BrokerDriver, type DriverTarget } from '../drivers/driver.js';
+
+/** True when every count is zero. */
+export const isEmpty = (counts: Record<string, number>) => Object.values(counts).every((n) => n === 0);
+
+/**
+ * Polls `driver.leftover(queue)` until everything is gone or `timeoutMs`
+ * passes; resolves with the last counts (all zero on success).
+ */
+export async function waitEmpty(driver: BrokerDriver, target: DriverTarget, queue: string, timeoutMs: number): Promise<Record<string, number>> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    let counts: Record<string, number>;
+    try {
+      counts = await driver.leftover(target, queue);
+    } catch (error) {
+      counts = { unreadable: 1 };
+      if (Date.now() > until) throw error;
+    }
+    if (isEmpty(counts) || Date.now() > until) return counts;
+    await sleep(500);
+  }
+}
+
+/**
+ * Takes every record off `queue` with the binding itself (a reader: each
+ * delivery acked as it is), until the broker says the queue is empty after
+ * the reader stopped (a delivery held by a running reader does not show in
+ * every broker's counts). Resolves with the bodies, in the order they came.
+ */
+export async function readAll(driver: BrokerDriver, url: string, queue: string, timeoutMs: number, logger: Logger = silentLogger): Promise<{ bodies: Buffer[]; left: Record<string, number> }> {
+  const target: DriverTarget = { url, logger, queue, role: 'reader' };
+  const bodies: Buffer[] = [];
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const transport = driver.transport(target);
+    const stop = new AbortController();
+    try {
+      await transport.connect({ timeoutMs: 60_000 });
+      const consuming = transport.consume(queue, async (delivery) => {
+        await delivery.settle({ kind: 'ack' });
+        bodies.push(delivery.body);
+      }, { concurrency: 16, signal: stop.signal });
+      consuming.catch(() => undefined);
+      await waitEmpty(driver, target, queue, Math.max(0, until - Date.now()));
+      stop.abort();
+      await consuming.catch(() => undefined);
+    } finally {
+      stop.abort();
+      await transport.close();
+    }
+    const left = await waitEmpty(driver, target, queue, 2_000);
+    if (isEmpty(left) || Date.now() > until) return { bodies, left };
+  }
+}
+
+/**
+ * Deletes one message of `queue` on purpose, through the binding (taken and
+ * settled as a drop: acknowledged with no record): the loss the self-test
+ * must see. Resolves with its body.
+ */
+export async function stealOne(driver: BrokerDriver, url: string, queue: string): Promise<Buffer> {
+  const transport = driver.transport({ url, logger: silentLogger, queue, role: 'reader' });
+  let stolen: Buffer | undefined;
+  try {
+    await transport.connect({ timeoutMs: 60_000 });
+    await transport.consume(queue, async (delivery) => {
+      if (stolen !== undefined) {
+        await delivery.settle({ kind: 'unsettled', why: 'the self-test takes only one' });
+        return;
+      }
+      stolen = delivery.body;
+      await delivery.settle({ kind: 'drop', why: 'self-test: deleted on purpose' });
+    }, { concurrency: 1, maxMessages: 1, signal: new AbortController().signal });
+  } finally {
+    await transport.close();
+  }
+  if (stolen === undefined) throw new Error(`self-test: nothing to take off ${queue}`);
+  return stolen;
+}
