@@ -130,6 +130,12 @@ export class Lab {
     return offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
   }
 
+  /** The end (high watermark) of each partition of `topic`: the offset a consumer that read everything commits. */
+  async ends(topic: string): Promise<Record<number, number>> {
+    const offsets = await (await this.admin()).fetchTopicOffsets(topic);
+    return Object.fromEntries(offsets.map((p) => [p.partition, Number(p.high)]));
+  }
+
   /** The committed offsets of `groupId` on `topic`, by partition (-1: none). */
   async committed(groupId: string, topic: string): Promise<Record<number, number>> {
     const [entry] = await (await this.admin()).fetchOffsets({ groupId, topics: [topic] });
