@@ -85,7 +85,9 @@ export class Lab {
   /** Writes raw records (value, key, headers exactly as given). */
   async produce(topic: string, messages: { value: Buffer | string | null; key?: Buffer | null; headers?: IHeaders; partition?: number }[]): Promise<void> {
     this.producerP ??= (async () => {
-      const producer = this.client.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+      // Idempotent: kafkajs retries a whole produce request when one partition of it fails (a
+      // leader still settling on a fresh topic), which wrote the other partition's records twice.
+      const producer = this.client.producer({ createPartitioner: Partitioners.DefaultPartitioner, idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       return producer;
     })();
