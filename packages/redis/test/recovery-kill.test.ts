@@ -72,7 +72,10 @@ for (const layout of ['legacy', 'zset'] as const) {
       const q = uniqueQueue(`${layout}-kill-batch`);
       const redis = inspector(b.url!);
       const logger = captureLogger();
-      const transport = new RedisTransport({ url: b.url!, layout, retryAfter: 1, logger });
+      // The killed consumer (fixture) reserved with retry_after 1 s; this one reserves for 60 s, so
+      // its own read-ahead never expires on a busy machine and comes back as a second delivery
+      // (recovery reads the deadline each reservation carries, not this transport's setting).
+      const transport = new RedisTransport({ url: b.url!, layout, retryAfter: 60, logger });
       const app = createApp({ transport, queue: q, logger });
       const reservedKey = layout === 'zset' ? `queues:${q}:reserved` : `${q}:processing:deadlines`;
       const ids: string[] = [];
