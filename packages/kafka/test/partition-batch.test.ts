@@ -122,8 +122,27 @@ describe('process-then-commit over a partition batch', () => {
         if (beats === 2) throw rebalance;
       },
     });
-    await assert.rejects(processPartitionBatch(batch, async () => settled, policy()), rebalance);
+    // A clock one second on at each read: every record asks for a heartbeat (a tenth of the 10 s interval).
+    let clock = 0;
+    const now = () => (clock += 1000);
+    await assert.rejects(processPartitionBatch(batch, async () => settled, policy({ heartbeatEveryMs: 10_000, now })), rebalance);
     assert.deepEqual(log, ['resolve 1', 'commit 2']);
+  });
+
+  it('asks for a heartbeat between records at most every tenth of the heartbeat interval', async () => {
+    let beats = 0;
+    let clock = 0;
+    const { batch } = fakeBatch([0, 1, 2, 3, 4, 5], {
+      heartbeat: async () => {
+        beats += 1;
+      },
+    });
+    // Each record moves the clock 400 ms: with a 10 s interval, a heartbeat is asked for once 1 s has passed.
+    await processPartitionBatch(batch, async () => {
+      clock += 400;
+      return settled;
+    }, policy({ heartbeatEveryMs: 10_000, now: () => clock }));
+    assert.equal(beats, 2, 'at 1,200 ms and 2,400 ms');
   });
 
   it('heartbeats while a slow handler runs; a rebalance then stops new starts but lets the handler finish and commit', async () => {
