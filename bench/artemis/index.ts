@@ -17,11 +17,11 @@
  * Three rounds, the side that goes first alternating, medians (bench/support).
  */
 import rhea, { type Connection, type EventContext, type Sender } from 'rhea';
-import { createApp, projectArtemis, silentLogger } from '@babelqueue/core';
+import { projectArtemis, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport } from '@babelqueue/artemis';
 import { printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_ARTEMIS_URL ?? 'amqp://admin:admin@127.0.0.1:5673';
 const N = Number(process.argv[2] ?? 20_000);
@@ -99,8 +99,7 @@ async function rawRound(): Promise<void> {
 }
 
 async function appRound(): Promise<void> {
-  const app = createApp({ transport: new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), queue: fresh('artemis-app'), logger: silentLogger });
-  app.handle(URN, () => undefined);
+  const app = benchApp(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app'));
   await rounds.time('publishAccepted', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
   await rounds.time('consumeCredit', 'app', N, () => app.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 }));
   await app.close();

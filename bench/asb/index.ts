@@ -21,11 +21,11 @@
  *   app.consume with a no-op handler (version gate, decode, validate, route, settle).
  */
 import { ServiceBusClient } from '@azure/service-bus';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
 import { AzureServiceBusTransport, toServiceBusMessage } from '@babelqueue/azure-service-bus';
 import { printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const CONNECTION_STRING = process.env.BABELQUEUE_ASB_URL
   ?? 'Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true';
@@ -105,12 +105,7 @@ async function discard(queue: string, count: number): Promise<void> {
   await receiver.close();
 }
 
-function app(queue: string) {
-  const transport = new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger });
-  const instance = createApp({ transport, queue, logger: silentLogger });
-  instance.handle(URN, () => undefined);
-  return instance;
-}
+const app = (queue: string) => benchApp(new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), queue);
 
 const rounds = new Rounds();
 

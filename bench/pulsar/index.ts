@@ -22,12 +22,12 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { createApp, projectPulsar, silentLogger } from '@babelqueue/core';
+import { projectPulsar, silentLogger } from '@babelqueue/core';
 import { PulsarTransport } from '@babelqueue/pulsar';
 import { timed, type Sample } from '../support/measure.js';
 import { printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const WEB = process.env.BABELQUEUE_PULSAR_URL ?? 'http://127.0.0.1:8080';
 const N = Number(process.argv[2] ?? 10_000);
@@ -116,8 +116,7 @@ async function rawRound(): Promise<void> {
 }
 
 async function appRound(): Promise<void> {
-  const app = createApp({ transport: new PulsarTransport({ url: WEB, logger: silentLogger }), queue: await fresh('pulsar-app'), logger: silentLogger });
-  app.handle(URN, () => undefined);
+  const app = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app'));
   await app.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
   await rounds.time('publishConfirmed', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
   await rounds.time('consumePullMode', 'app', N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));

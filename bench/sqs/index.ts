@@ -28,11 +28,11 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { createApp, projectSqs, silentLogger } from '@babelqueue/core';
+import { projectSqs, silentLogger } from '@babelqueue/core';
 import { SqsTransport } from '@babelqueue/sqs';
 import { printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const ENDPOINT = process.env.BABELQUEUE_SQS_URL ?? 'http://127.0.0.1:9324';
 const N = Number(process.argv[2] ?? 5000);
@@ -93,12 +93,7 @@ async function rawConsume(url: string, count: number): Promise<void> {
   }));
 }
 
-function app(queue: string) {
-  const transport = new SqsTransport({ ...CLIENT, waitTimeSeconds: 1, logger: silentLogger });
-  const instance = createApp({ transport, queue, logger: silentLogger });
-  instance.handle(URN, () => undefined);
-  return instance;
-}
+const app = (queue: string) => benchApp(new SqsTransport({ ...CLIENT, waitTimeSeconds: 1, logger: silentLogger }), queue);
 
 const rounds = new Rounds();
 

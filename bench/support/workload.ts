@@ -2,9 +2,9 @@
  * The work every broker bench does, on both sides alike: the same message
  * (one URN, a small order, about 330 bytes as an envelope), made and encoded
  * per message as the App does, on queues of the bench's own, with a bounded
- * number of sends in flight.
+ * number of sends in flight; the App side handles it with a no-op handler.
  */
-import { EnvelopeCodec, envelopeProjection } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, envelopeProjection, silentLogger, type Transport } from '@babelqueue/core';
 
 export const URN = 'urn:babel:orders:created';
 export const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
@@ -13,6 +13,11 @@ export const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' 
 export function encoded(queue: string, i: number) {
   const envelope = EnvelopeCodec.make(URN, { ...DATA, i }, { queue });
   return { envelope, body: Buffer.from(EnvelopeCodec.encode(envelope)), projection: envelopeProjection(envelope) };
+}
+
+/** The App as the benches measure it: on `transport` and `queue`, a no-op handler for URN, no logging. */
+export function benchApp(transport: Transport, queue: string) {
+  return createApp({ transport, queue, logger: silentLogger }).handle(URN, () => undefined);
 }
 
 let made = 0;
