@@ -88,7 +88,7 @@ describe('Artemis projection, read back with rhea and by a JMS consumer', { skip
     const { body, env } = fixture();
     const before = Date.now();
     await transport.publish({ body, queue: q, projection: envelopeProjection(env), delayMs: 300 });
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 60_000;
     let taken: Awaited<ReturnType<Raw['take']>> = [];
     while (taken.length === 0 && Date.now() < until) {
       taken = await raw.take(q);
