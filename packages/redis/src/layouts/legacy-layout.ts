@@ -124,7 +124,7 @@ class LegacyReserver extends Reserver {
         deadlineScore(this.options.retryAfter),
         want.slots,
         acks.length,
-        ...acks.flatMap((a) => a.args),
+        ...acks.map((a) => a.handle),
         ...tokens,
       ]),
     )) as [number[], Buffer[]];
@@ -200,7 +200,7 @@ class LegacyDelivery implements Reserved {
       case 'ack':
       case 'drop':
         // Rides on the next reserve call of the loop (one round trip for both).
-        this.expiredUnless((await this.reserver.ack([this.member])) ? 1 : 0, decision.kind);
+        this.expiredUnless((await this.reserver.ack(this, this.member)) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
         // No delayed set: the copy goes straight back whatever the delay says.
