@@ -37,7 +37,14 @@ const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetr
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1000;
 
-const COLON = Buffer.from(':');
+/** `<token>:<raw>`, the deadline member, in one allocation (the token is 32 hex characters). */
+function deadlineMember(token: string, raw: Buffer): Buffer {
+  const member = Buffer.allocUnsafe(33 + raw.length);
+  member.write(token, 0, 32, 'latin1');
+  member[32] = 0x3a;
+  raw.copy(member, 33);
+  return member;
+}
 
 /**
  * The reliable-queue layout: `<name>` (ready), `<name>:processing` and the
@@ -130,7 +137,7 @@ class LegacyReserver extends Reserver {
     )) as [number[], Buffer[]];
     const [acked, raws] = reply;
     const deliveries = raws.map(
-      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.options, this.logger),
+      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, deadlineMember(tokens[i]!, raw), this.options, this.logger),
     );
     return { acked: acked.map((n) => n === 1), deliveries };
   }
