@@ -66,6 +66,54 @@ for (const layout of ['legacy', 'zset'] as const) {
       await client.quit();
     });
 
+    it('at concurrency 16 the acks ride together: about one script call per 16 messages on a deep queue', async () => {
+      const q = uniqueQueue(`${layout}-c16-calls`);
+      const { client, counter } = countingClient(b.url!);
+      const t = track(new RedisTransport({ redis: client, layout, logger: captureLogger() }));
+      await redis.rpush(ready(q), ...Array.from({ length: 160 }, (_, i) => envelopeBody(URN, { i })));
+      await t.consume(q, async (d) => d.settle({ kind: 'ack' }), { concurrency: 16, signal: new AbortController().signal, maxMessages: 160 });
+      assert.ok(counter.scripts <= 13, `${counter.scripts} script calls for 160 messages`);
+      assert.equal(await redis.exists(ready(q), reservedKey(q)), 0, 'every ack reached Redis');
+      await t.close();
+      await client.quit();
+    });
+
+    it('a settled delivery frees its slot at once: the next one runs from the read-ahead while the call carrying the ack is on its way, and settle resolves once Redis ran it', async () => {
+      const q = uniqueQueue(`${layout}-overlap`);
+      const client = track(new Redis(b.url!));
+      // Every script reply comes 200 ms late, as over a slow link.
+      const eval_ = client as unknown as { evalshaBuffer: (...args: unknown[]) => Promise<unknown> };
+      const original = eval_.evalshaBuffer.bind(client);
+      eval_.evalshaBuffer = async (...args: unknown[]) => {
+        const reply = await original(...args);
+        await sleep(200);
+        return reply;
+      };
+      const t = track(new RedisTransport({ redis: client, layout, logger: captureLogger() }));
+      await redis.rpush(ready(q), ...Array.from({ length: 4 }, (_, i) => envelopeBody(URN, { i })));
+      /** The `data.i` of every message still reserved. */
+      const stillReserved = async () => {
+        const values = layout === 'zset' ? await redis.zrange(reservedKey(q), '0', '-1') : await redis.lrange(`${q}:processing`, 0, -1);
+        return values.map((v) => (JSON.parse(v) as { data: { i: number } }).data.i);
+      };
+      const events: string[] = [];
+      await t.consume(q, async (d) => {
+        const i = (JSON.parse(d.body.toString()) as { data: { i: number } }).data.i;
+        events.push(`start ${i}`);
+        await d.settle({ kind: 'ack' });
+        events.push(`acked ${i}`);
+        if ((await stillReserved()).includes(i)) events.push(`${i} still reserved after its settle resolved`);
+      }, { concurrency: 1, signal: new AbortController().signal, maxMessages: 4 });
+      // Concurrency 1, 4 waiting: the first call reserves 1 for the slot and 1 read ahead, which
+      // runs while the call carrying the first ack is on its way.
+      assert.ok(events.indexOf('start 1') < events.indexOf('acked 0'), events.join(', '));
+      assert.deepEqual(events.filter((e) => e.startsWith('start')), ['start 0', 'start 1', 'start 2', 'start 3'], 'FIFO');
+      assert.deepEqual(events.filter((e) => e.includes('still reserved')), [], 'a settle resolves only once Redis ran the ack');
+      assert.equal(await redis.exists(ready(q), reservedKey(q)), 0, 'every ack reached Redis');
+      await t.close();
+      await client.quit();
+    });
+
     it('on abort it stops reserving, and every delivery handed over is settled first', async () => {
       const q = uniqueQueue(`${layout}-abort`);
       const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
@@ -86,70 +134,78 @@ for (const layout of ['legacy', 'zset'] as const) {
       await t.close();
     });
 
-    it('reserves a batch: the free slots plus a read-ahead of up to one more set while the queue is deep, at most half of what is left', async () => {
-      const q = uniqueQueue(`${layout}-batch`);
-      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
-      for (let i = 0; i < 10; i++) await redis.rpush(ready(q), envelopeBody(URN, { i }));
-      const ac = new AbortController();
-      const seen: number[] = [];
-      await t.consume(q, async (d) => {
-        // First call, concurrency 3: 3 for the slots, then min(3, floor((10 - 3) / 2)) = 3 read ahead.
-        seen.push(await redis.zcard(reservedKey(q)));
-        ac.abort();
-        await d.settle({ kind: 'ack' });
-      }, { concurrency: 3, signal: ac.signal });
-      assert.equal(seen[0], 6, `reserved at the first handler: ${seen.join(',')}`);
-      await t.close();
-    });
+    /**
+     * The read-ahead from the reserve that takes it to the stop that gives it
+     * back: `fill` messages, `concurrency` slots; handlers before the `stopAt`-th
+     * settle after 10 ms, the `stopAt`-th counts the reservations (`held`: min,
+     * max) and stops the loop: `abort` (the handlers still running settle once
+     * it has stopped) or `close()` (no handler ever settles: theirs stay
+     * reserved). Either way what no handler saw goes back to the head of the
+     * ready list, in order, at once.
+     */
+    const readAheadCases = [
+      // 3 for the slots, then min(3, floor((10 - 3) / 2)) = 3 read ahead.
+      { what: 'a deep queue: the free slots and one more set', fill: 10, concurrency: 3, stopAt: 1, stop: 'abort', held: [6, 6] },
+      // 2 for the slots, then floor((4 - 2) / 2) = 1: the rest is left to other consumers.
+      { what: 'a short queue: half of what lies beyond the free slots', fill: 4, concurrency: 2, stopAt: 1, stop: 'abort', held: [3, 3] },
+      // Running, acks on their way, and a read-ahead beyond the 2 slots.
+      { what: 'mid-stream, handlers settling', fill: 20, concurrency: 2, stopAt: 5, stop: 'abort', held: [3, 8] },
+      { what: 'close() with both handlers running', fill: 20, concurrency: 2, stopAt: 2, stop: 'close', held: [4, 4] },
+    ] as const;
 
-    it('a short queue is not read ahead: a batch leaves half of what is beyond the free slots to other consumers', async () => {
-      const q = uniqueQueue(`${layout}-short`);
-      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
-      for (let i = 0; i < 4; i++) await redis.rpush(ready(q), envelopeBody(URN, { i }));
-      const ac = new AbortController();
-      const seen: number[] = [];
-      await t.consume(q, async (d) => {
-        // 4 waiting, concurrency 2: 2 for the slots, floor((4 - 2) / 2) = 1 read ahead.
-        seen.push(await redis.zcard(reservedKey(q)));
-        ac.abort();
-        await d.settle({ kind: 'ack' });
-      }, { concurrency: 2, signal: ac.signal });
-      assert.equal(seen[0], 3, `reserved at the first handler: ${seen.join(',')}`);
-      await t.close();
-    });
-
-    it('on abort the read-ahead no handler saw goes back to the head of the ready list, byte for byte and in order, at once', async () => {
-      const q = uniqueQueue(`${layout}-giveback`);
-      const logger = captureLogger();
-      const t = track(new RedisTransport({ url: b.url!, layout, logger }));
-      const bodies = Array.from({ length: 20 }, (_, i) => envelopeBody(URN, { i }));
-      for (const body of bodies) await redis.rpush(ready(q), body);
-      const ac = new AbortController();
-      let handled = 0;
-      let heldAtAbort = 0;
-      await t.consume(q, async (d) => {
-        if (++handled === 5) {
-          heldAtAbort = await redis.zcard(reservedKey(q));
-          ac.abort();
+    for (const row of readAheadCases) {
+      it(`read-ahead, ${row.what} (${row.fill} waiting, concurrency ${row.concurrency}, ${row.stop}): reserved as the rule says, given back in order`, async () => {
+        const q = uniqueQueue(`${layout}-ahead`);
+        const logger = captureLogger();
+        const t = track(new RedisTransport({ url: b.url!, layout, logger }));
+        const bodies = Array.from({ length: row.fill }, (_, i) => envelopeBody(URN, { i }));
+        await redis.rpush(ready(q), ...bodies);
+        const ac = new AbortController();
+        const stopped = new Promise<void>((resolve) => ac.signal.addEventListener('abort', () => resolve(), { once: true }));
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let started = 0;
+        let held = -1;
+        const consuming = t.consume(q, async (d) => {
+          const n = ++started;
+          if (n === row.stopAt) {
+            held = await redis.zcard(reservedKey(q));
+            if (row.stop === 'abort') ac.abort();
+          }
+          if (row.stop === 'close') return gate;
+          if (n < row.stopAt) await sleep(10);
+          else await stopped;
+          await d.settle({ kind: 'ack' });
+        }, { concurrency: row.concurrency, signal: ac.signal });
+        try {
+          if (row.stop === 'close') {
+            await until(() => held >= 0, 20_000, 'the handlers to run');
+            await t.close();
+          }
+        } finally {
+          release();
         }
-        await sleep(10);
-        await d.settle({ kind: 'ack' });
-      }, { concurrency: 2, signal: ac.signal });
-      assert.ok(heldAtAbort > 2, `a read-ahead beyond the 2 slots was reserved when the loop stopped (${heldAtAbort})`);
-      assert.equal(await redis.exists(reservedKey(q)), 0, 'no reservation left: nothing waits for retry_after');
-      if (layout === 'legacy') assert.equal(await redis.exists(`${q}:processing`), 0, ':processing is empty');
-      assert.deepEqual(await redis.lrangeBuffer(ready(q), 0, -1), bodies.slice(handled), 'the rest, in FIFO order, original bytes');
-      assert.ok(!logger.lines.some((l) => l.level === 'warn' || l.level === 'error'), JSON.stringify(logger.lines));
+        await consuming;
+        const [min, max] = row.held;
+        assert.ok(held >= min && held <= max, `${held} reserved at handler ${row.stopAt}, expected ${min}..${max}`);
+        const running = row.stop === 'close' ? started : 0;
+        assert.equal(await redis.zcard(reservedKey(q)), running, 'only deliveries handed over and never settled stay reserved');
+        if (layout === 'legacy') assert.equal(await redis.llen(`${q}:processing`), running, ':processing holds only those');
+        assert.deepEqual(await redis.lrangeBuffer(ready(q), 0, -1), bodies.slice(started), 'the rest, in FIFO order, original bytes');
+        assert.ok(!logger.lines.some((l) => l.level === 'warn' || l.level === 'error'), JSON.stringify(logger.lines));
 
-      // The next consumer takes them up in order.
-      const next: number[] = [];
-      await t.consume(q, async (d) => {
-        next.push((JSON.parse(d.body.toString()) as { data: { i: number } }).data.i);
-        await d.settle({ kind: 'ack' });
-      }, { concurrency: 1, signal: new AbortController().signal, maxMessages: 20 - handled });
-      assert.deepEqual(next, Array.from({ length: 20 - handled }, (_, i) => handled + i));
-      await t.close();
-    });
+        // The next consumer takes them up in order.
+        const next: number[] = [];
+        const t2 = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
+        await t2.consume(q, async (d) => {
+          next.push((JSON.parse(d.body.toString()) as { data: { i: number } }).data.i);
+          await d.settle({ kind: 'ack' });
+        }, { concurrency: 1, signal: new AbortController().signal, maxMessages: row.fill - started });
+        assert.deepEqual(next, Array.from({ length: row.fill - started }, (_, i) => started + i));
+        await t.close();
+        await t2.close();
+      });
+    }
 
     it('on abort, when giving the read-ahead back fails, it is left reserved, not renewed, and recovered after retry_after', async () => {
       const q = uniqueQueue(`${layout}-giveback-fails`);
@@ -265,33 +321,6 @@ for (const layout of ['legacy', 'zset'] as const) {
       await sleep(300);
       await t.close();
       await consuming;
-    });
-
-    it('close() while consuming gives the read-ahead back before the connection goes; running deliveries stay reserved', async () => {
-      const q = uniqueQueue(`${layout}-close-giveback`);
-      const t = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
-      const bodies = Array.from({ length: 20 }, (_, i) => envelopeBody(URN, { i }));
-      for (const body of bodies) await redis.rpush(ready(q), body);
-      let handled = 0;
-      let held = 0;
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      // Running until after close(), never settled: the two running deliveries are left to their reservation.
-      const consuming = t.consume(q, async () => {
-        held = Math.max(held, await redis.zcard(reservedKey(q)));
-        handled++;
-        await gate;
-      }, { concurrency: 2, signal: new AbortController().signal });
-      try {
-        await until(() => handled === 2, 20_000, 'both slots to run');
-        assert.equal(held, 4, 'two running and two read ahead');
-        await t.close();
-      } finally {
-        release();
-      }
-      await consuming;
-      assert.equal(await redis.zcard(reservedKey(q)), 2, 'only the two handed over stay reserved');
-      assert.deepEqual(await redis.lrangeBuffer(ready(q), 0, -1), bodies.slice(2), 'the read-ahead is back at the head, in order');
     });
 
     it('refuses a concurrency that is not a positive integer', async () => {

@@ -1,23 +1,26 @@
 import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
 import { isFatal } from '../errors.js';
-import { MAX_BATCH, readAhead } from './read-ahead.js';
+import { ackBatch, MAX_BATCH, readAhead } from './read-ahead.js';
 import { NOTHING, type Reserved, type Reserver, type Want } from './reserver.js';
 import { Notifier } from './signal.js';
 import { sleep } from './wait.js';
 
 /**
- * The consume loop of one queue: keeps at most `concurrency` deliveries in
- * flight and, while the queue is deep, a read-ahead of reserved ones waiting
- * for a slot ({@link readAhead}); one script call reserves for every free slot
- * and the read-ahead at once (at most {@link MAX_BATCH}), the acks of finished
- * deliveries riding along. A delivery's reservation counts from the reserve
- * and is renewed while the loop runs, handed over or not. On a drain limit it
- * stops reserving (it never reserves past `maxMessages`) and hands over what it
- * holds; on abort it stops reserving, gives the read-ahead back to the head of
- * the ready list (or, when that call fails, leaves it to expire and be
- * recovered), and waits until every delivery in flight has settled.
- * CROSSSLOT and WRONGTYPE end it with the error; other Redis errors are
- * logged and retried with a back-off.
+ * The consume loop of one queue: keeps at most `concurrency` handlers running
+ * and, while the queue is deep, a read-ahead of reserved deliveries waiting
+ * for a slot ({@link readAhead}). A handler's slot is free once its delivery
+ * is settled: an ack waits for the next script call, which carries the acks
+ * queued so far and reserves what the free slots and the read-ahead lack (at
+ * most {@link MAX_BATCH}), so handlers go on with the read-ahead while that
+ * call is on its way ({@link ackBatch} says when it goes). `onDelivery` still
+ * resolves only once Redis ran the ack. A delivery's reservation counts from
+ * the reserve and is renewed while the loop runs, handed over or not. On a
+ * drain limit it stops reserving (it never reserves past `maxMessages`) and
+ * hands over what it holds; on abort it stops reserving, gives the read-ahead
+ * back to the head of the ready list (or, when that call fails, leaves it to
+ * expire and be recovered), and waits until every delivery handed over has
+ * settled. CROSSSLOT and WRONGTYPE end it with the error; other Redis errors
+ * are logged and retried with a back-off.
  */
 export async function consumeLoop(
   reserver: Reserver,
@@ -33,62 +36,79 @@ export async function consumeLoop(
     throw new RangeError(`concurrency must be an integer >= 1, got ${String(concurrency)}`);
   }
   const buffer: Reserved[] = [];
+  /** Handed over and not settled yet: what occupies the slots. */
+  const running = new Set<Delivery>();
+  /** Fired when a slot frees, a call returns, a delivery finishes or the signal aborts. */
+  const changed = new Notifier();
+  /** Fired when a call returns or the signal aborts: what ends an idle wait. */
   const delivered = new Notifier();
-  const settled = new Notifier();
   // An abort wakes the waits below. (Racing a never-settling abort promise in
   // every wait would pile one reaction per wait onto it until the loop ends.)
   const wake = () => {
-    settled.fire();
+    changed.fire();
     delivered.fire();
   };
   signal.addEventListener('abort', wake, { once: true });
+  /** Handed over and `onDelivery` not resolved yet (running, or waiting for Redis to run its settlement). */
   let inFlight = 0;
   let taken = 0;
   let lastActivity = Date.now();
-  let running = true;
+  let open = true;
   let failures = 0;
   let fatal: unknown;
 
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - taken - buffer.length - reserver.reserving);
   const ahead = readAhead(concurrency);
-  /**
-   * What to reserve once `acking` in-flight deliveries complete: the free
-   * slots and the read-ahead, less what is held or already asked for.
-   */
-  const wanted = (acking: number): Want => {
+  const batch = ackBatch(concurrency);
+  /** What to reserve now: the free slots and the read-ahead, less what is held or already asked for. */
+  const wanted = (): Want => {
     const room = Math.min(left(), MAX_BATCH);
-    const held = inFlight - acking + buffer.length + reserver.reserving;
+    const held = running.size + buffer.length + reserver.reserving;
     const slots = Math.max(0, Math.min(concurrency - held, room));
     return { slots, ahead: Math.max(0, Math.min(concurrency + ahead - held, room) - slots) };
   };
   reserver.attach({
-    busy: () => inFlight,
-    demand: (acking) => (running && !signal.aborted ? wanted(acking) : NOTHING),
+    released: (delivery) => {
+      if (running.delete(delivery)) changed.fire();
+    },
+    // Enough acks for a call, or none can join them until a call returns.
+    flushNow: (queued) => queued >= batch || (running.size === 0 && buffer.length === 0),
+    demand: () => (open && !signal.aborted ? wanted() : NOTHING),
     deliver: (deliveries) => {
       buffer.push(...deliveries);
+      changed.fire();
       delivered.fire();
     },
   });
 
-  const hand = (delivery: Delivery) => {
+  const finish = (delivery: Delivery) => {
+    running.delete(delivery);
+    inFlight -= 1;
+    lastActivity = Date.now();
+    changed.fire();
+  };
+  const hand = (delivery: Reserved) => {
     taken += 1;
     inFlight += 1;
+    running.add(delivery);
     lastActivity = Date.now();
-    onDelivery(delivery)
-      .catch((error: unknown) => logger.error({ queue, error: String(error) }, 'delivery handling failed; the message stays reserved'))
-      .finally(() => {
-        inFlight -= 1;
-        lastActivity = Date.now();
-        settled.fire();
-      });
+    onDelivery(delivery).then(
+      () => finish(delivery),
+      (error: unknown) => {
+        logger.error({ queue, error: String(error) }, 'delivery handling failed; the message stays reserved');
+        finish(delivery);
+      },
+    );
   };
+  // A handler that settles at once frees its slot inside hand(), so one pass may hand over the whole
+  // read-ahead; one that aborts stops it there (nothing more is handed over once aborted).
   const pump = () => {
-    while (buffer.length > 0 && inFlight < concurrency) hand(buffer.shift()!);
+    while (buffer.length > 0 && running.size < concurrency && !signal.aborted) hand(buffer.shift()!);
   };
 
   /** On abort: once no reserve is in flight, the read-ahead goes back; when that fails it expires and is recovered. */
   const giveBack = async () => {
-    while (reserver.reserving > 0) await Promise.race([settled.next(), delivered.next()]);
+    while (reserver.reserving > 0) await changed.next();
     if (buffer.length === 0) return;
     const back = buffer.splice(0);
     try {
@@ -107,13 +127,13 @@ export async function consumeLoop(
       if (signal.aborted) break;
       pump();
       if (maxMessages !== undefined && taken >= maxMessages) break;
-      if (inFlight >= concurrency || reserver.reserving > 0) {
-        await Promise.race([settled.next(), delivered.next()]);
+      if (running.size >= concurrency || reserver.reserving > 0) {
+        await changed.next();
         continue;
       }
-      const want = wanted(0);
+      const want = wanted();
       if (want.slots + want.ahead <= 0) {
-        await Promise.race([settled.next(), delivered.next()]);
+        await changed.next();
         continue;
       }
       const quiet = Date.now() - lastActivity;
@@ -140,13 +160,13 @@ export async function consumeLoop(
       await Promise.race([reserver.idle(waitMs, signal), delivered.next()]);
     }
   } finally {
-    running = false;
+    open = false;
     if (signal.aborted) await giveBack();
     reserver.markStopped();
     // What is still reserved is handed over (a drain limit); then everything settles.
     while (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) {
       pump();
-      if (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) await Promise.race([settled.next(), delivered.next()]);
+      if (buffer.length > 0 || inFlight > 0 || reserver.reserving > 0) await changed.next();
     }
     reserver.detach();
     signal.removeEventListener('abort', wake);

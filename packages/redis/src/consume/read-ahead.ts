@@ -12,3 +12,13 @@ export const MAX_BATCH = 64;
 export function readAhead(concurrency: number): number {
   return concurrency;
 }
+
+/**
+ * How many queued acks send a script call at once, without waiting for the
+ * event loop's next turn: one set of slots. With a read-ahead of one set too,
+ * a deep queue keeps about two calls in flight, so Redis runs one while the
+ * handlers work through what the other brought.
+ */
+export function ackBatch(concurrency: number): number {
+  return concurrency;
+}

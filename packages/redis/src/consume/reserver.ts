@@ -1,8 +1,8 @@
 import type { Delivery, ReservationKeeper } from '@babelqueue/core';
 
-/** An ack waiting for the next script call; `args` are the layout's handle values. */
+/** An ack waiting for the next script call; `handle` is the layout's handle value (the deadline or `:reserved` member). */
 export interface PendingAck {
-  readonly args: readonly Buffer[];
+  readonly handle: Buffer;
   resolve(acked: boolean): void;
   reject(error: unknown): void;
 }
@@ -37,22 +37,26 @@ export const NOTHING: Want = { slots: 0, ahead: 0 };
 
 /** How the consume loop talks to its reserver. */
 export interface LoopLink {
-  /** Deliveries handed over and not yet finished. */
-  busy(): number;
-  /** What the loop can take once `acking` in-flight deliveries complete (nothing when it stops). */
-  demand(acking: number): Want;
-  /** Receives reserved deliveries, always before the acks that made room for them resolve. */
+  /** A delivery's handler is done and its ack is queued: its slot is free for the next delivery. */
+  released(delivery: Delivery): void;
+  /** Whether the `queued` acks go now rather than wait one event-loop turn for more. */
+  flushNow(queued: number): boolean;
+  /** What the loop can take now (nothing once it stops). */
+  demand(): Want;
+  /** Receives reserved deliveries, always before the acks of the same call resolve (none when the call failed). */
   deliver(deliveries: Reserved[]): void;
 }
 
-const IDLE: LoopLink = { busy: () => 0, demand: () => NOTHING, deliver: () => {} };
+const IDLE: LoopLink = { released: () => {}, flushNow: () => true, demand: () => NOTHING, deliver: () => {} };
 
 /**
- * The reserving side of one queue. Acks are not sent on their own: they wait
- * (one event-loop turn at most) for the next script call, which settles them
- * and reserves new deliveries for the slots they free and the loop's
- * read-ahead, in one round trip. A successful ack still resolves only after
- * Redis ran it.
+ * The reserving side of one queue. Acks are not sent on their own: they ride
+ * on a script call that settles them and reserves what the loop can take (its
+ * free slots and read-ahead), in one round trip. The call goes as soon as the
+ * loop says enough acks are queued, or nothing else can add to them, and
+ * otherwise after one event-loop turn; several calls may be in flight at once
+ * (Redis runs them in order). A successful ack still resolves only after Redis
+ * ran it.
  */
 export abstract class Reserver {
   /** Deliveries asked for (at most) by script calls still in flight. */
@@ -62,7 +66,6 @@ export abstract class Reserver {
   /** Called by the consume loop when it has stopped reserving and tried to give its read-ahead back. */
   markStopped: () => void = () => undefined;
   private pending: PendingAck[] = [];
-  private flushSoon = false;
   private flushLater = false;
   private link: LoopLink = IDLE;
 
@@ -112,28 +115,25 @@ export abstract class Reserver {
     this.link = IDLE;
   }
 
-  /** Queues an ack for the next script call; resolves with false when the reservation had expired. */
-  ack(args: readonly Buffer[]): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ args, resolve, reject });
-      if (this.pending.length >= this.link.busy()) {
-        // Every delivery in flight is waiting for its ack: no reason to wait for more.
-        if (!this.flushSoon) {
-          this.flushSoon = true;
-          queueMicrotask(() => {
-            this.flushSoon = false;
-            this.flush();
-          });
-        }
-      } else if (!this.flushLater) {
-        // One turn, so the acks of handlers finishing together share the call.
-        this.flushLater = true;
-        setImmediate(() => {
-          this.flushLater = false;
-          this.flush();
-        });
-      }
-    });
+  /**
+   * Queues the ack of `delivery` (its `handle`) for the next script call and
+   * frees its slot in the loop; resolves with false when the reservation had
+   * expired.
+   */
+  ack(delivery: Delivery, handle: Buffer): Promise<boolean> {
+    const acked = new Promise<boolean>((resolve, reject) => this.pending.push({ handle, resolve, reject }));
+    this.link.released(delivery);
+    if (this.link.flushNow(this.pending.length)) {
+      this.flush();
+    } else if (!this.flushLater) {
+      // One turn, so the acks of handlers finishing together share the call.
+      this.flushLater = true;
+      setImmediate(() => {
+        this.flushLater = false;
+        this.flush();
+      });
+    }
+    return acked;
   }
 
   /** Reserves what `want` says now (taking queued acks along); resolves with how many arrived. */
@@ -144,7 +144,7 @@ export abstract class Reserver {
   private flush(): void {
     const acks = this.pending.splice(0);
     if (acks.length === 0) return;
-    this.call(acks, this.link.demand(acks.length)).catch(() => {
+    this.call(acks, this.link.demand()).catch(() => {
       // Already reported: every ack of the call was rejected with the error.
     });
   }
@@ -156,11 +156,12 @@ export abstract class Reserver {
     try {
       result = await this.exchange(acks, want);
     } catch (error) {
+      this.reserving -= max;
+      this.link.deliver([]);
       for (const ack of acks) ack.reject(error);
       throw error;
-    } finally {
-      this.reserving -= max;
     }
+    this.reserving -= max;
     this.link.deliver(result.deliveries);
     acks.forEach((ack, i) => ack.resolve(result.acked[i] === true));
     return result.deliveries.length;

@@ -37,7 +37,14 @@ const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetr
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1000;
 
-const COLON = Buffer.from(':');
+/** `<token>:<raw>`, the deadline member, in one allocation (the token is 32 hex characters). */
+function deadlineMember(token: string, raw: Buffer): Buffer {
+  const member = Buffer.allocUnsafe(33 + raw.length);
+  member.write(token, 0, 32, 'latin1');
+  member[32] = 0x3a;
+  raw.copy(member, 33);
+  return member;
+}
 
 /**
  * The reliable-queue layout: `<name>` (ready), `<name>:processing` and the
@@ -124,13 +131,13 @@ class LegacyReserver extends Reserver {
         deadlineScore(this.options.retryAfter),
         want.slots,
         acks.length,
-        ...acks.flatMap((a) => a.args),
+        ...acks.map((a) => a.handle),
         ...tokens,
       ]),
     )) as [number[], Buffer[]];
     const [acked, raws] = reply;
     const deliveries = raws.map(
-      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, Buffer.concat([Buffer.from(tokens[i]!), COLON, raw]), this.options, this.logger),
+      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, deadlineMember(tokens[i]!, raw), this.options, this.logger),
     );
     return { acked: acked.map((n) => n === 1), deliveries };
   }
@@ -200,7 +207,7 @@ class LegacyDelivery implements Reserved {
       case 'ack':
       case 'drop':
         // Rides on the next reserve call of the loop (one round trip for both).
-        this.expiredUnless((await this.reserver.ack([this.member])) ? 1 : 0, decision.kind);
+        this.expiredUnless((await this.reserver.ack(this, this.member)) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
         // No delayed set: the copy goes straight back whatever the delay says.

@@ -150,7 +150,7 @@ class ZsetReserver extends Reserver {
         want.slots,
         want.ahead,
         acks.length,
-        ...acks.map((a) => a.args[0]!),
+        ...acks.map((a) => a.handle),
       ]),
     )) as [number[], (Buffer | number)[]];
     const [acked, flat] = reply;
@@ -235,7 +235,7 @@ class ZsetDelivery implements Reserved {
       case 'ack':
       case 'drop':
         // Rides on the next reserve call of the loop (one round trip for both).
-        this.expiredUnless((await this.reserver.ack([this.member])) ? 1 : 0, decision.kind);
+        this.expiredUnless((await this.reserver.ack(this, this.member)) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
         // The copy is the job's own bytes with attempts set, not the cjson member: only
