@@ -3,7 +3,11 @@
  * the same commit policy, on the same broker, in one run. JSON out.
  *
  *   BABELQUEUE_KAFKA_URL=kafka://127.0.0.1:9092 \
- *     node --conditions=source --import tsx bench/kafka/index.ts [messages=20000] [partitions=1] [window=100] [rate=1000]
+ *     node --conditions=source --import tsx bench/kafka/index.ts [messages=20000] [partitions=1] [window=100] [rate=1000] [modes=all] [rounds=3]
+ *
+ * `modes` is a comma list of produce, publishMany, consume, consumeBindingOnly,
+ * latency (default all). Without produce, the topics the consume modes read are
+ * filled beforehand by raw kafkajs in batches of `window` (untimed).
  *
  * - produce: one record per send, acks=all, at most `window` sends in flight.
  *   Raw: producer.send with the projection's headers and timestamp; App:
@@ -36,7 +40,8 @@ const PARTITIONS = Number(process.argv[3] ?? 1);
 const WINDOW = Number(process.argv[4] ?? 100);
 const RATE = Number(process.argv[5] ?? 1000);
 const LATENCY_N = RATE * 3;
-const ROUNDS = 3;
+const MODES = new Set((process.argv[6] ?? 'produce,publishMany,consume,consumeBindingOnly,latency').split(','));
+const ROUNDS = Number(process.argv[7] ?? 3);
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const brokers = URL_.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
@@ -223,28 +228,39 @@ for (let round = 0; round < ROUNDS; round++) {
   const appTopic = await fresh('app');
   // Alternate which side goes first; each side consumes what the other produced (identical records, fresh groups).
   const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
-  for (const side of sides) {
-    if (side === 'raw') results.produce.raw.push(await rawProduce(rawTopic));
-    else results.produce.app.push(await appProduce(appTopic));
+  if (MODES.has('produce')) {
+    for (const side of sides) {
+      if (side === 'raw') results.produce.raw.push(await rawProduce(rawTopic));
+      else results.produce.app.push(await appProduce(appTopic));
+    }
+  } else if (MODES.has('consume') || MODES.has('consumeBindingOnly')) {
+    await rawProduceBatched(rawTopic);
+    await rawProduceBatched(appTopic);
   }
-  for (const side of sides) {
-    if (side === 'raw') results.consume.raw.push(await rawConsume(appTopic));
-    else results.consume.app.push(await appConsume(rawTopic));
+  if (MODES.has('consume')) {
+    for (const side of sides) {
+      if (side === 'raw') results.consume.raw.push(await rawConsume(appTopic));
+      else results.consume.app.push(await appConsume(rawTopic));
+    }
   }
   // The binding alone beside raw, on the same records again (fresh groups).
-  for (const side of sides) {
-    if (side === 'raw') results.consumeBinding.raw.push(await rawConsume(appTopic));
-    else results.consumeBinding.app.push(await transportConsume(rawTopic));
+  if (MODES.has('consumeBindingOnly')) {
+    for (const side of sides) {
+      if (side === 'raw') results.consumeBinding.raw.push(await rawConsume(appTopic));
+      else results.consumeBinding.app.push(await transportConsume(rawTopic));
+    }
   }
   const rawBatchTopic = await fresh('raw-batch');
   const appBatchTopic = await fresh('app-batch');
-  for (const side of sides) {
-    if (side === 'raw') results.publishMany.raw.push(await rawProduceBatched(rawBatchTopic));
-    else results.publishMany.app.push(await appPublishMany(appBatchTopic));
+  if (MODES.has('publishMany')) {
+    for (const side of sides) {
+      if (side === 'raw') results.publishMany.raw.push(await rawProduceBatched(rawBatchTopic));
+      else results.publishMany.app.push(await appPublishMany(appBatchTopic));
+    }
   }
   await admin.deleteTopics({ topics: [rawTopic, appTopic, rawBatchTopic, appBatchTopic] }).catch(() => undefined);
 }
-for (let round = 0; round < 2; round++) {
+for (let round = 0; round < (MODES.has('latency') ? 2 : 0); round++) {
   const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
   for (const side of sides) {
     if (side === 'raw') results.latency.raw.push(await rawLatency());
@@ -259,11 +275,11 @@ console.log(JSON.stringify({
   partitions: PARTITIONS,
   produceWindow: WINDOW,
   rounds: ROUNDS,
-  produce: compare(results.produce.raw, results.produce.app),
-  publishMany: compare(results.publishMany.raw, results.publishMany.app),
-  consume: compare(results.consume.raw, results.consume.app),
+  ...(MODES.has('produce') ? { produce: compare(results.produce.raw, results.produce.app) } : {}),
+  ...(MODES.has('publishMany') ? { publishMany: compare(results.publishMany.raw, results.publishMany.app) } : {}),
+  ...(MODES.has('consume') ? { consume: compare(results.consume.raw, results.consume.app) } : {}),
   /** "app" here is the binding without the App runtime: KafkaTransport.consume acking each record. */
-  consumeBindingOnly: compare(results.consumeBinding.raw, results.consumeBinding.app),
-  latency: compareLatency(RATE, results.latency.raw, results.latency.app),
+  ...(MODES.has('consumeBindingOnly') ? { consumeBindingOnly: compare(results.consumeBinding.raw, results.consumeBinding.app) } : {}),
+  ...(MODES.has('latency') ? { latency: compareLatency(RATE, results.latency.raw, results.latency.app) } : {}),
   node: process.version,
 }, null, 2));

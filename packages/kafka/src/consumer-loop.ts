@@ -88,6 +88,10 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
 
   const eachBatch = async (payload: EachBatchPayload) => {
     const { batch } = payload;
+    // A batch goes stale when the consumer seeks its partition. Only consumer.seek()
+    // does that, and this consumer never leaves this function and never seeks, so
+    // it is asked once per batch (kafkajs builds a JSON key for each call).
+    if (payload.isStale()) return;
     await processPartitionBatch(
       {
         records: batch.messages,
@@ -102,7 +106,7 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
           }, ms);
           timers.add(timer);
         },
-        mayTake: () => !stopping && payload.isRunning() && !payload.isStale() && (loop.mayTake?.() ?? true),
+        mayTake: () => !stopping && payload.isRunning() && (loop.mayTake?.() ?? true),
       },
       (record) => loop.handle(record, batch.topic, batch.partition),
       {

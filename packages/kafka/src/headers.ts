@@ -47,6 +47,9 @@ export function deliveryHeaders(headers: RawHeaders | undefined): Record<string,
  * value (all count as absent).
  */
 export function kafkaSchemaVersion(headers: RawHeaders | undefined): string | undefined {
+  // "1" as every SDK writes it, read without decoding text (once per consumed record).
+  const raw = headers?.[KafkaHeader.SCHEMA_VERSION];
+  if (raw instanceof Uint8Array && raw.length === 1 && raw[0] === 0x31 && Object.prototype.hasOwnProperty.call(headers, KafkaHeader.SCHEMA_VERSION)) return '1';
   return nativeSchemaVersion(headerText(headers, KafkaHeader.SCHEMA_VERSION));
 }
 
@@ -56,7 +59,23 @@ export function kafkaSchemaVersion(headers: RawHeaders | undefined): string | un
  * Not a max.
  */
 export function kafkaAttempts(headers: RawHeaders | undefined, bodyAttempts: number): number {
-  return reconcileKafkaAttempts(bodyAttempts, headers?.[KafkaHeader.ATTEMPTS] as KafkaHeaderValue);
+  const raw = headers?.[KafkaHeader.ATTEMPTS];
+  return digits(raw) ?? reconcileKafkaAttempts(bodyAttempts, raw as KafkaHeaderValue);
+}
+
+/**
+ * A header value of 1 to 15 ASCII digits as its number (exact: below 2^53),
+ * read without decoding text; undefined for anything else, which takes the
+ * core's full reading (trim, repeats, null, blank, non-numeric).
+ */
+function digits(value: unknown): number | undefined {
+  if (!(value instanceof Uint8Array) || value.length === 0 || value.length > 15) return undefined;
+  let n = 0;
+  for (const byte of value) {
+    if (byte < 0x30 || byte > 0x39) return undefined;
+    n = n * 10 + (byte - 0x30);
+  }
+  return n;
 }
 
 /**

@@ -49,7 +49,6 @@ const NOT_ON_VERSION_GATED = [KafkaHeader.ATTEMPTS, KafkaHeader.SCHEMA_VERSION, 
  */
 export class KafkaDelivery implements Delivery {
   readonly body: Buffer;
-  readonly headers: Readonly<Record<string, HeaderValue>>;
   readonly nativeSchemaVersion?: string;
   /**
    * The record key as consumed (null stays null, empty stays empty). Not part
@@ -63,6 +62,7 @@ export class KafkaDelivery implements Delivery {
   state: DeliveryState = 'pending';
   /** Why the record was left unsettled, when it was. */
   unsettledWhy: string | undefined;
+  #headers: Readonly<Record<string, HeaderValue>> | undefined;
 
   constructor(
     readonly queue: string,
@@ -72,9 +72,13 @@ export class KafkaDelivery implements Delivery {
     this.body = record.value ?? Buffer.alloc(0);
     this.nullValue = record.value === null;
     this.key = record.key;
-    this.headers = deliveryHeaders(record.headers);
     const version = kafkaSchemaVersion(record.headers);
     if (version !== undefined) this.nativeSchemaVersion = version;
+  }
+
+  /** The record's headers as text, decoded on first read (the consume path itself reads only the two it needs). */
+  get headers(): Readonly<Record<string, HeaderValue>> {
+    return (this.#headers ??= deliveryHeaders(this.record.headers));
   }
 
   /** Kafka: the `bq-attempts` header when present, else the body's count (not a max). */

@@ -26,7 +26,7 @@ export type Ordering = 'partition' | 'key' | 'none';
 /** The kafkajs batch seam the processor drives (a fake in unit tests). */
 export interface PartitionBatch<R extends { offset: string; key?: Buffer | null }> {
   readonly records: readonly R[];
-  /** Marks `offset` consumed: the next fetch starts after it and a commit covers it. */
+  /** Marks `offset` (and every earlier one) consumed: the next fetch starts after it and a commit covers it. */
   resolveOffset(offset: string): void;
   /** Commits every resolved offset of this consumer's current generation. */
   commit(): Promise<void>;
@@ -34,7 +34,7 @@ export interface PartitionBatch<R extends { offset: string; key?: Buffer | null 
   heartbeat(): Promise<void>;
   /** Pauses fetching this partition and resumes it after `ms`. */
   pauseFor(ms: number): void;
-  /** False once the consumer is stopping, the partition was sought, or a drain limit is reached. */
+  /** False once the consumer is stopping or a drain limit is reached. */
   mayTake(): boolean;
 }
 
@@ -51,7 +51,12 @@ export interface BatchPolicy {
    * the partition is fetched again. Kept by the caller across batches.
    */
   readonly settledAhead: Set<string>;
-  /** While records are in flight, heartbeat at least this often (ms), so a slow handler keeps the membership. */
+  /**
+   * The consumer's heartbeat interval (ms): while records are in flight a timer
+   * heartbeats this often, so a slow handler keeps the membership; between
+   * records kafkajs is asked every tenth of it (it sends one only once the
+   * interval has passed, so asking after every record buys nothing).
+   */
   readonly heartbeatEveryMs: number;
   readonly now?: () => number;
 }
@@ -60,7 +65,8 @@ export interface BatchPolicy {
  * Process-then-commit over one partition batch. Records start in offset order
  * within the ordering's limits and the shared slots; an offset is resolved
  * only once its record and every earlier record of the partition settled, so
- * the committed offset never passes an unsettled record. Commits happen only
+ * the committed offset never passes an unsettled record. Resolving waits for
+ * the next commit (one resolveOffset per commit, not per record). Commits happen only
  * here, inside the batch callback that owns the partition in the current group
  * generation, never from a timer that could outlive a rebalance. A held
  * record pauses the partition; it (and, under `partition`/`key` ordering,
@@ -80,26 +86,38 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
   const { records } = batch;
   const results: (RecordResult | undefined)[] = new Array<RecordResult | undefined>(records.length);
   const settled = (r: RecordResult | undefined) => r !== undefined && r.kind === 'settled';
+  /** records[0, next) settled: the prefix a commit may cover. */
   let next = 0;
-  let dirty = false;
+  /** records[0, resolved) told to kafkajs (resolveOffset); it lags `next` until the next commit. */
+  let resolved = 0;
   let lastCommit = now();
+  let lastBeat = now();
+  const beatCheckMs = policy.heartbeatEveryMs / 10;
   let failure: { error: unknown } | undefined;
   let committing: Promise<void> | undefined;
   let holdMs: number | undefined;
 
   const advance = () => {
     while (next < records.length && settled(results[next])) {
-      const { offset } = records[next]!;
-      batch.resolveOffset(offset);
-      policy.settledAhead.delete(offset);
+      if (policy.settledAhead.size > 0) policy.settledAhead.delete(records[next]!.offset);
       next += 1;
-      dirty = true;
     }
+  };
+  /**
+   * Resolves the settled prefix with one resolveOffset (its last offset covers
+   * every earlier one), only right before a commit: nothing else reads resolved
+   * offsets while the batch runs (kafkajs fetches this partition again only
+   * after the batch returns, and autoCommit is off). False when nothing is new.
+   */
+  const resolvePrefix = (): boolean => {
+    if (resolved === next) return false;
+    resolved = next;
+    batch.resolveOffset(records[next - 1]!.offset);
+    return true;
   };
   const commit = (): Promise<void> => {
     committing ??= (async () => {
-      while (dirty) {
-        dirty = false;
+      while (resolvePrefix()) {
         lastCommit = now();
         await batch.commit();
       }
@@ -112,7 +130,7 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
   /** Handles record `i` (or skips it when it settled before); resolves with whether it settled. */
   const run = async (i: number): Promise<boolean> => {
     const record = records[i]!;
-    if (policy.settledAhead.has(record.offset)) {
+    if (policy.settledAhead.size > 0 && policy.settledAhead.has(record.offset)) {
       results[i] = SETTLED;
       advance();
       return true;
@@ -127,8 +145,13 @@ export async function processPartitionBatch<R extends { offset: string; key?: Bu
         return false;
       }
       advance();
-      if (now() - lastCommit >= policy.commitIntervalMs) await commit();
-      await batch.heartbeat();
+      const t = now();
+      if (t - lastCommit >= policy.commitIntervalMs) await commit();
+      if (t - lastBeat >= beatCheckMs) {
+        // Also how a rebalance is seen while a batch of quick records runs (the timer waits for the event loop).
+        lastBeat = t;
+        await batch.heartbeat();
+      }
       return true;
     } catch (error) {
       failure ??= { error };

@@ -27,6 +27,12 @@ const reconciliation: { name: string; body: number; header: string | null | unde
   { name: 'blank header counts as absent', body: 2, header: '  ', expected: 2 },
   { name: 'non-numeric header counts as absent', body: 2, header: 'three', expected: 2 },
   { name: 'repeated header: the last value counts', body: 0, header: ['1', '6'], expected: 6 },
+  { name: 'leading zeros read as the number', body: 0, header: '007', expected: 7 },
+  { name: 'surrounding blanks are trimmed', body: 0, header: ' 3 ', expected: 3 },
+  { name: 'fifteen digits', body: 0, header: '999999999999999', expected: 999_999_999_999_999 },
+  { name: 'beyond a safe integer counts as absent', body: 2, header: '99999999999999999999', expected: 2 },
+  { name: 'a sign is not a count', body: 2, header: '-1', expected: 2 },
+  { name: 'digits then text count as absent', body: 2, header: '3x', expected: 2 },
 ];
 
 describe('Kafka attempts reconciliation', () => {
@@ -51,6 +57,8 @@ describe('Kafka version gate value', () => {
     ['null-valued', null, undefined],
     ['blank', b('   '), undefined],
     ['"1"', b('1'), '1'],
+    ['" 1" trimmed', b(' 1'), '1'],
+    ['"2"', b('2'), '2'],
     ['" 2 " trimmed', b(' 2 '), '2'],
     ['"1.0" kept as text (gated)', b('1.0'), '1.0'],
     ['repeated: last wins', [b('1'), b('2')], '2'],

@@ -35,6 +35,11 @@ function policy(over: Partial<BatchPolicy> & { ordering?: Ordering; slots?: Slot
 const settled: RecordResult = { kind: 'settled' };
 const hold = (ms: number): RecordResult => ({ kind: 'hold', resumeInMs: ms });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
 const key = (s: string | null) => (s === null ? null : Buffer.from(s));
 
 /** Tracks how many handlers run at once, overall and per label. */
@@ -57,7 +62,7 @@ function overlap() {
 }
 
 describe('process-then-commit over a partition batch', () => {
-  it('partition ordering: one record at a time in offset order (even with free slots), commit = last offset + 1', async () => {
+  it('partition ordering: one record at a time in offset order (even with free slots), commit = last offset + 1, one resolve per commit', async () => {
     const { batch, log, committed } = fakeBatch([10, 11, 12]);
     const o = overlap();
     await processPartitionBatch(batch, async (r) => {
@@ -66,7 +71,7 @@ describe('process-then-commit over a partition batch', () => {
       return settled;
     }, policy({ slots: new Slots(8) }));
     assert.equal(o.max.total, 1);
-    assert.deepEqual(log, ['handle 10', 'resolve 10', 'handle 11', 'resolve 11', 'handle 12', 'resolve 12', 'commit 13']);
+    assert.deepEqual(log, ['handle 10', 'handle 11', 'handle 12', 'resolve 12', 'commit 13']);
     assert.deepEqual(committed, ['13']);
   });
 
@@ -78,7 +83,7 @@ describe('process-then-commit over a partition batch', () => {
       return r.offset === '7' ? hold(250) : settled;
     }, policy());
     assert.deepEqual(handled, ['5', '6', '7']);
-    assert.deepEqual(log, ['resolve 5', 'resolve 6', 'pause 250', 'commit 7']);
+    assert.deepEqual(log, ['pause 250', 'resolve 6', 'commit 7']);
     assert.deepEqual(committed, ['7']);
   });
 
@@ -105,7 +110,7 @@ describe('process-then-commit over a partition batch', () => {
       taken += 1;
       return settled;
     }, policy());
-    assert.deepEqual(log, ['resolve 0', 'resolve 1', 'commit 2']);
+    assert.deepEqual(log, ['resolve 1', 'commit 2']);
   });
 
   it('on a rebalance seen by the heartbeat: starts nothing more, commits the settled prefix, rethrows so kafkajs rejoins', async () => {
@@ -117,8 +122,27 @@ describe('process-then-commit over a partition batch', () => {
         if (beats === 2) throw rebalance;
       },
     });
-    await assert.rejects(processPartitionBatch(batch, async () => settled, policy()), rebalance);
-    assert.deepEqual(log, ['resolve 0', 'resolve 1', 'commit 2']);
+    // A clock one second on at each read: every record asks for a heartbeat (a tenth of the 10 s interval).
+    let clock = 0;
+    const now = () => (clock += 1000);
+    await assert.rejects(processPartitionBatch(batch, async () => settled, policy({ heartbeatEveryMs: 10_000, now })), rebalance);
+    assert.deepEqual(log, ['resolve 1', 'commit 2']);
+  });
+
+  it('asks for a heartbeat between records at most every tenth of the heartbeat interval', async () => {
+    let beats = 0;
+    let clock = 0;
+    const { batch } = fakeBatch([0, 1, 2, 3, 4, 5], {
+      heartbeat: async () => {
+        beats += 1;
+      },
+    });
+    // Each record moves the clock 400 ms: with a 10 s interval, a heartbeat is asked for once 1 s has passed.
+    await processPartitionBatch(batch, async () => {
+      clock += 400;
+      return settled;
+    }, policy({ heartbeatEveryMs: 10_000, now: () => clock }));
+    assert.equal(beats, 2, 'at 1,200 ms and 2,400 ms');
   });
 
   it('heartbeats while a slow handler runs; a rebalance then stops new starts but lets the handler finish and commit', async () => {
@@ -144,20 +168,46 @@ describe('process-then-commit over a partition batch', () => {
     assert.deepEqual(log, ['resolve 0', 'commit 1']);
   });
 
-  it('no ordering: records run in parallel up to the slots, settle out of order, and commit only the contiguous prefix', async () => {
-    const { batch, log, committed } = fakeBatch([0, 1, 2, 3, 4]);
-    const o = overlap();
-    const delays: Record<string, number> = { '0': 30, '1': 5, '2': 15, '3': 1, '4': 1 };
-    await processPartitionBatch(batch, async (r) => {
-      await o.run('all', delays[r.offset]!);
-      log.push(`done ${r.offset}`);
+  it('no ordering: records run in parallel up to the slots, settle out of order, and every commit covers only a settled prefix', async () => {
+    const { batch, committed } = fakeBatch([0, 1, 2, 3, 4]);
+    const gate = [0, 1, 2, 3, 4].map(() => deferred());
+    const began = [0, 1, 2, 3, 4].map(() => deferred());
+    const done = new Set<number>();
+    const order: number[] = [];
+    const covered: boolean[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const commit = batch.commit.bind(batch);
+    batch.commit = async () => {
+      await commit();
+      // The offset committed is the next to read: every record below it settled.
+      const upTo = Number(committed[committed.length - 1]);
+      covered.push(Array.from({ length: upTo }, (_, k) => done.has(k)).every(Boolean));
+    };
+    const running = processPartitionBatch(batch, async (r) => {
+      const i = Number(r.offset);
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      began[i]!.resolve();
+      await gate[i]!.promise;
+      inFlight -= 1;
+      done.add(i);
+      order.push(i);
       return settled;
-    }, policy({ ordering: 'none', slots: new Slots(3) }));
-    assert.equal(o.max.total, 3, 'at most the slots in flight');
-    assert.ok(log.indexOf('done 1') < log.indexOf('resolve 0'), 'settled out of order');
-    const resolves = log.filter((l) => l.startsWith('resolve'));
-    assert.deepEqual(resolves, ['resolve 0', 'resolve 1', 'resolve 2', 'resolve 3', 'resolve 4'], 'resolved strictly in offset order');
-    assert.deepEqual(committed, ['5']);
+    }, policy({ ordering: 'none', slots: new Slots(3), commitIntervalMs: 0 }));
+    // Records 0-2 hold the three slots; they finish in the order 2, 0, then 3 and 4 (started in the freed slots), then 1.
+    await Promise.all(began.slice(0, 3).map((b) => b.promise));
+    gate[2]!.resolve();
+    await began[3]!.promise;
+    gate[0]!.resolve();
+    gate[3]!.resolve();
+    await began[4]!.promise;
+    gate[4]!.resolve();
+    gate[1]!.resolve();
+    await running;
+    assert.equal(maxInFlight, 3, 'at most the slots in flight');
+    assert.deepEqual(order, [2, 0, 3, 4, 1], 'settled out of order');
+    assert.deepEqual(committed, ['1', '5'], 'after 0: up to 1 (1 still running); after 1: all');
+    assert.deepEqual(covered, [true, true], 'no commit passed an unsettled record');
   });
 
   it('no ordering: records settled past a held one are remembered and skipped, not handled again, after the refetch', async () => {

@@ -1,5 +1,5 @@
 import type { Envelope } from '../envelope/types.js';
-import type { HeaderValue } from '../transport/transport.js';
+import type { Delivery, HeaderValue } from '../transport/transport.js';
 import type { Message } from './message.js';
 
 /**
@@ -7,11 +7,14 @@ import type { Message } from './message.js';
  * most handlers never look at it, and an AbortController per delivery costs
  * more than the rest of the message. Aborting before anyone read it keeps the
  * reason, so a later read gets a signal already aborted with that reason.
+ * Its `headers` are the delivery's, read when first asked for: a binding may
+ * decode them only then (most handlers never read them).
  */
 export class DeliveredMessage implements Message {
   #controller: AbortController | undefined;
   #aborted = false;
   #reason: unknown;
+  readonly #delivery: Pick<Delivery, 'headers'>;
 
   constructor(
     readonly urn: string,
@@ -19,11 +22,17 @@ export class DeliveredMessage implements Message {
     readonly id: string,
     readonly queue: string,
     readonly attempts: number,
-    readonly headers: Readonly<Record<string, HeaderValue>>,
+    delivery: Pick<Delivery, 'headers'>,
     readonly envelope: Envelope,
     readonly data: Record<string, unknown>,
     readonly body: Buffer,
-  ) {}
+  ) {
+    this.#delivery = delivery;
+  }
+
+  get headers(): Readonly<Record<string, HeaderValue>> {
+    return this.#delivery.headers;
+  }
 
   get signal(): AbortSignal {
     if (this.#controller === undefined) {

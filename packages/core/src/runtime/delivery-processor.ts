@@ -169,7 +169,7 @@ function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | u
     typeof envelope.meta.id === 'string' ? envelope.meta.id : '',
     delivery.queue,
     counted,
-    delivery.headers,
+    delivery,
     envelope,
     envelope.data,
     delivery.body,
