@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Delivery, type Message } from '@babelqueue/core';
 import { AzureServiceBusTransport, POISON_REASON, VERSION_GATE_REASON } from '@babelqueue/azure-service-bus';
-import { asb, bytesOf, captureLogger, configureQueue, envelope, Raw, uniqueQueue } from './support/lab.js';
+import { asb, bytesOf, captureLogger, configureQueue, envelope, isStandIn, peekWire, Raw, uniqueQueue } from './support/lab.js';
 import { until } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
@@ -331,6 +331,27 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     }
     assert.equal(calls, 1);
     assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), []);
+  });
+
+  it('a completion refused for a lapsed lock is logged, not thrown: the message comes back and is handled again (at-least-once)', { skip: !isStandIn(url) && 'reads the lapse off the stand-in\'s wire (peekWire)' }, async () => {
+    const { queue } = await names('lost-lock', { lockDurationMs: 1_000 });
+    // No renewal: the handler outlives the lock on purpose.
+    const { app: a, logger } = app(queue, {}, { lockDurationMs: 1_000, maxLockRenewalMs: 0 });
+    let calls = 0;
+    a.handle(URN, async () => {
+      calls++;
+      // The first time, return only once the broker counted the lapsed lock (a failed delivery).
+      if (calls === 1) await until(async () => (await peekWire(url, queue))[0]?.deliveryCount === 1, 20_000, 'the lock to lapse');
+    });
+    try {
+      await a.publish(URN, { n: 1 });
+      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
+    } finally {
+      await a.close();
+    }
+    assert.equal(calls, 2, 'handled again after the refused completion');
+    assert.match(logger.text(), /the message lock was lost before settlement/);
+    assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), [], 'the second completion ended it');
   });
 
   it('a delivery left unsettled when its consume loop ends is renewed no more: its lock lapses and it is redelivered', async () => {

@@ -3,7 +3,7 @@
 // and not whichever instance `scripts/brokers up asb` left running.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ServiceBusClient } from '@azure/service-bus';
+import { ServiceBusClient, type ServiceBusReceivedMessage } from '@azure/service-bus';
 import { startStandIn, type StandIn } from '../../../test/support/asb-standin/server.js';
 
 describe('the Service Bus stand-in', () => {
@@ -40,5 +40,57 @@ describe('the Service Bus stand-in', () => {
     }
     assert.equal(received, COUNT, 'every message reached the one receiver link');
     assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 0, locked: 0, scheduled: 0, deferred: 0 });
+  });
+
+  // The reliability suite's fuzz part never finished on the stand-in: a receiver asking for one
+  // message got every waiting message locked and queued in rhea's buffer (rhea takes credit only
+  // when it transfers), their locks lapsed there, and each was later sent with a dead lock token,
+  // handled, and its completion refused, while the message went out again: poison bodies came
+  // back dozens of times after being dead-lettered.
+  it('locks only as many messages as the receiver gave credit for', async () => {
+    const queue = 'credit-locks';
+    const sender = client.createSender(queue);
+    await sender.sendMessages(Array.from({ length: 20 }, (_, i) => ({ body: Buffer.from(String(i)) })));
+    await sender.close();
+    const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true });
+    try {
+      const first = await receiver.receiveMessages(1, { maxWaitTimeInMs: 10_000 });
+      assert.equal(first.length, 1, 'one message for a credit of one');
+      assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 19, locked: 1, scheduled: 0, deferred: 0 }, 'the other 19 wait unlocked');
+      const rest = await receiver.receiveMessages(5, { maxWaitTimeInMs: 10_000 });
+      assert.ok(rest.length >= 1 && rest.length <= 5, `at most the 5 asked for (got ${rest.length})`);
+      assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 19 - rest.length, locked: 1 + rest.length, scheduled: 0, deferred: 0 }, 'locked: what was delivered');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('starts a lock at delivery: a message that waited longer than the lock duration completes', async () => {
+    const queue = 'lock-at-delivery';
+    standIn.namespace.queue(queue).config.lockDurationMs = 1_000;
+    const sender = client.createSender(queue);
+    await sender.sendMessages(Array.from({ length: 3 }, (_, i) => ({ body: Buffer.from(String(i)) })));
+    await sender.close();
+    const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true, maxAutoLockRenewalDurationInMs: 0 });
+    try {
+      const [first] = await receiver.receiveMessages(1, { maxWaitTimeInMs: 10_000 });
+      assert.ok(first !== undefined, 'the first message is delivered');
+      await receiver.completeMessage(first);
+      // The other two wait in the queue, unlocked, for longer than a lock lasts; from here on a
+      // lock lasts long enough for any machine, so what is checked is only when their locks began.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      standIn.namespace.queue(queue).config.lockDurationMs = 60_000;
+      const later: ServiceBusReceivedMessage[] = [];
+      const deadline = Date.now() + 20_000;
+      while (later.length < 2 && Date.now() < deadline) later.push(...(await receiver.receiveMessages(2 - later.length, { maxWaitTimeInMs: 2_000 })));
+      assert.equal(later.length, 2, 'both waiting messages are delivered');
+      for (const message of later) {
+        assert.equal(message.deliveryCount, 0, 'never delivered before: no lock of theirs lapsed');
+        await receiver.completeMessage(message);
+      }
+    } finally {
+      await receiver.close();
+    }
+    assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 0, locked: 0, scheduled: 0, deferred: 0 }, 'all three completed');
   });
 });

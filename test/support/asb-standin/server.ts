@@ -32,6 +32,8 @@ const RAW = Symbol('raw message bytes');
 interface Outgoing {
   readonly entity: Entity;
   readonly peekLock: boolean;
+  /** Deliveries handed to rhea on this link that it has not transferred yet (ascending ids). */
+  readonly untransferred: Array<{ readonly id: number }>;
 }
 
 export async function startStandIn(options: StandInOptions): Promise<StandIn> {
@@ -55,7 +57,9 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
   const pump = (entity: Entity): void => {
     for (const [sender, link] of outgoing) {
       if (link.entity !== entity) continue;
-      while (sender.sendable()) {
+      // As on Service Bus, a message is locked (its lock clock started) only against link
+      // credit the receiver gave: never more than the credit not yet spoken for.
+      while (freeCredit(sender, link) > 0 && sender.sendable()) {
         const message = entity.take(link.peekLock, now());
         if (message === undefined) break;
         const bytes = entity.compose(message);
@@ -63,8 +67,9 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
           const token = message.lock!.token;
           const delivery = sender.send(bytes, lockTokenTag(token), 0);
           deliveries.set(delivery, { entity, token });
+          link.untransferred.push(delivery);
         } else {
-          sender.send(bytes, Buffer.alloc(0), 0);
+          link.untransferred.push(sender.send(bytes, Buffer.alloc(0), 0));
         }
       }
       if (sender.is_open() && sender._draining) sender.set_drained(true);
@@ -100,7 +105,7 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
         throw new NotModelledError(`session receivers (a session filter on "${address}")`);
       }
       const entity = namespace.resolve(address);
-      outgoing.set(sender, { entity, peekLock: sender.remote.attach.snd_settle_mode !== 1 });
+      outgoing.set(sender, { entity, peekLock: sender.remote.attach.snd_settle_mode !== 1, untransferred: [] });
     } catch (error) {
       refuse(sender, error);
     }
@@ -234,6 +239,20 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The link credit not yet spoken for. rhea takes a delivery's credit only when
+ * it transfers it, on its next turn, so `sender.credit` still counts the
+ * deliveries handed to it in this turn: without subtracting them, a receiver
+ * asking for one message got every waiting message locked and queued behind
+ * it in rhea's buffer, where their locks lapsed before they were even sent
+ * (each then sent with a dead lock token while the message went out again).
+ */
+function freeCredit(sender: any, link: Outgoing): number {
+  const transferredBelow: number = sender.session.outgoing.next_pending_delivery;
+  while (link.untransferred.length > 0 && link.untransferred[0]!.id < transferredBelow) link.untransferred.shift();
+  return sender.credit - link.untransferred.length;
 }
 
 /**
