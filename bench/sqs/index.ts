@@ -3,7 +3,9 @@
  * work with the same batching, in one run. JSON out.
  *
  *   BABELQUEUE_SQS_URL=http://127.0.0.1:9324 \
- *     node --conditions=source --import tsx bench/sqs/index.ts [messages] [window] [concurrency]
+ *     node --conditions=source --import tsx bench/sqs/index.ts [messages] [window] [concurrency] [modes] [rounds=3]
+ *
+ * `modes` (default all): a comma list of publish, publishBatch, consume.
  *
  * - publish: one SendMessage per message with the projection's attributes, at
  *   most `window` in flight. Raw: SendMessageCommand; App: app.publish (builds
@@ -15,6 +17,10 @@
  *   was handled. Raw: `concurrency / 10` receive loops, JSON.parse per message;
  *   App: app.consume with `concurrency`, a no-op handler (version gate, decode,
  *   validate, route, settle: deletes batched by the binding).
+ *
+ * Rounds alternate which side goes first; medians of msgs/s and of this
+ * process's CPU µs per message. Both clients have made a request before the
+ * clock starts (raw: CreateQueue; App: `transport.connect`).
  *
  * Credentials: any static key (the lab's ElasticMQ accepts every key).
  */
@@ -29,30 +35,17 @@ import {
 } from '@aws-sdk/client-sqs';
 import { createApp, EnvelopeCodec, projectSqs, silentLogger, type OutgoingMessage } from '@babelqueue/core';
 import { SqsTransport } from '@babelqueue/sqs';
+import { compare, timed, type Sample } from '../support/measure.js';
 
 const ENDPOINT = process.env.BABELQUEUE_SQS_URL ?? 'http://127.0.0.1:9324';
 const N = Number(process.argv[2] ?? 5000);
 const WINDOW = Number(process.argv[3] ?? 50);
 const CONCURRENCY = Number(process.argv[4] ?? 10);
-const ROUNDS = 3;
+const MODES = new Set((process.argv[5] ?? 'publish,publishBatch,consume').split(','));
+const ROUNDS = Number(process.argv[6] ?? 3);
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const CLIENT = { endpoint: ENDPOINT, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } };
-
-interface Sample {
-  msgsPerSec: number;
-  /** CPU time of this process per message (user + system), in µs: steadier than wall time on a busy machine. */
-  cpuUsPerMsg: number;
-}
-
-async function timed(count: number, run: () => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: Number(((used.user + used.system) / count).toFixed(1)) };
-}
 
 /** Runs `task(i)` for i < count with at most `window` in flight. */
 async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
@@ -102,7 +95,7 @@ async function rawPublishBatch(url: string, queue: string): Promise<void> {
   });
 }
 
-async function appPublishBatch(publisher: ReturnType<typeof app>['app']): Promise<void> {
+async function appPublishBatch(publisher: Awaited<ReturnType<typeof app>>['app']): Promise<void> {
   await windowed(Math.ceil(N / 10), Math.max(1, WINDOW / 10), () => publisher.publishMany(URN, Array.from({ length: 10 }, () => DATA)));
 }
 
@@ -125,8 +118,9 @@ async function rawConsume(url: string, count: number): Promise<void> {
   }));
 }
 
-function app(queue: string) {
+async function app(queue: string) {
   const transport = new SqsTransport({ ...CLIENT, waitTimeSeconds: 1, logger: silentLogger });
+  await transport.connect({ timeoutMs: 10_000 });
   const instance = createApp({ transport, queue, logger: silentLogger });
   instance.handle(URN, () => undefined);
   return { app: instance };
@@ -139,45 +133,50 @@ const rounds = {
 };
 
 for (let round = 0; round < ROUNDS; round++) {
-  const raw = await fresh('raw');
-  rounds.publish.raw.push(await timed(N, () => rawPublish(raw.url, raw.name)));
-  rounds.consume.raw.push(await timed(N, () => rawConsume(raw.url, N)));
-  rounds.publishBatch.raw.push(await timed(N, () => rawPublishBatch(raw.url, raw.name)));
-  await rawConsume(raw.url, N);
-
-  const ours = await fresh('app');
-  const { app: publisher } = app(ours.name);
-  rounds.publish.app.push(await timed(N, () => windowed(N, WINDOW, () => publisher.publish(URN, DATA))));
-  rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: CONCURRENCY, idleMs: 5000 })));
-  rounds.publishBatch.app.push(await timed(N, () => appPublishBatch(publisher)));
-  await publisher.consume({ maxMessages: N, concurrency: CONCURRENCY, idleMs: 5000 });
-  await publisher.close();
+  // Alternate which side goes first, so a burst of load elsewhere does not always hit the same side.
+  const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
+  for (const side of sides) {
+    if (side === 'raw') {
+      const raw = await fresh('raw');
+      if (MODES.has('publish')) rounds.publish.raw.push(await timed(N, () => rawPublish(raw.url, raw.name)));
+      else if (MODES.has('consume')) await rawPublish(raw.url, raw.name);
+      if (MODES.has('consume')) rounds.consume.raw.push(await timed(N, () => rawConsume(raw.url, N)));
+      else if (MODES.has('publish')) await rawConsume(raw.url, N);
+      if (MODES.has('publishBatch')) {
+        rounds.publishBatch.raw.push(await timed(N, () => rawPublishBatch(raw.url, raw.name)));
+        await rawConsume(raw.url, N);
+      }
+    } else {
+      const ours = await fresh('app');
+      const { app: publisher } = await app(ours.name);
+      const drain = () => publisher.consume({ maxMessages: N, concurrency: CONCURRENCY, idleMs: 5000 });
+      if (MODES.has('publish')) rounds.publish.app.push(await timed(N, () => windowed(N, WINDOW, () => publisher.publish(URN, DATA))));
+      else if (MODES.has('consume')) await rawPublish(ours.url, ours.name);
+      if (MODES.has('consume')) rounds.consume.app.push(await timed(N, drain));
+      else if (MODES.has('publish')) await drain();
+      if (MODES.has('publishBatch')) {
+        rounds.publishBatch.app.push(await timed(N, () => appPublishBatch(publisher)));
+        await drain();
+      }
+      await publisher.close();
+    }
+  }
 }
 
 for (const QueueUrl of queues) await sqs.send(new DeleteQueueCommand({ QueueUrl }));
 sqs.destroy();
 
-const best = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
-const leanest = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
-const summary = (name: keyof typeof rounds) => {
-  const { raw, app: ours } = rounds[name];
-  return {
-    rawMsgsPerSec: best(raw),
-    appMsgsPerSec: best(ours),
-    appToRawRatio: Number((best(ours) / best(raw)).toFixed(3)),
-    rawCpuUsPerMsg: leanest(raw),
-    appCpuUsPerMsg: leanest(ours),
-    rounds: rounds[name],
-  };
-};
+const measured = (mode: keyof typeof rounds) => (MODES.has(mode) ? compare(rounds[mode].raw, rounds[mode].app) : undefined);
 console.log(JSON.stringify({
   bench: 'sqs',
   server: ENDPOINT,
   messages: N,
   window: WINDOW,
   concurrency: CONCURRENCY,
-  publish: summary('publish'),
-  publishBatch: summary('publishBatch'),
-  consume: summary('consume'),
+  rounds: ROUNDS,
+  statistic: 'median',
+  publish: measured('publish'),
+  publishBatch: measured('publishBatch'),
+  consume: measured('consume'),
   node: process.version,
 }, null, 2));
