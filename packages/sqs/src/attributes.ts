@@ -66,17 +66,9 @@ export function messageBytes(bodyBytes: number, attributes: Attributes): number 
   let bytes = bodyBytes;
   for (const name of Object.keys(attributes)) {
     const value = attributes[name]!;
-    bytes += utf8Bytes(name) + utf8Bytes(value.DataType ?? '');
-    if (value.StringValue !== undefined) bytes += utf8Bytes(value.StringValue);
+    bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
+    if (value.StringValue !== undefined) bytes += Buffer.byteLength(value.StringValue, 'utf8');
     if (value.BinaryValue !== undefined) bytes += value.BinaryValue.length;
   }
   return bytes;
-}
-
-/** A string's UTF-8 length; an ASCII string (every attribute name, id and number here) is counted without leaving JavaScript. */
-function utf8Bytes(text: string): number {
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) > 0x7f) return Buffer.byteLength(text, 'utf8');
-  }
-  return text.length;
 }
