@@ -79,7 +79,9 @@ export interface ChaosTiming {
   readonly dlqMs: number;
 }
 
-const PUBLISH_LANES = 8;
+const PUBLISH_LANES = 4;
+/** Messages per publishMany of a lane (at most: the window and the fault gate leave room for fewer). */
+const PUBLISH_BATCH = 25;
 /**
  * Messages published and not settled that the producer allows by default:
  * what kills strand waits out a reservation inside it, so it is several
@@ -166,21 +168,28 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     // (a slow CLI, a restart still under way): it is held there until it has.
     let gate = options.faults ? Math.floor(options.messages * FAULT_PLAN[0]![0]) + window : Infinity;
     let nextKey = 0;
+    // Each lane publishes batches (app.publishMany, the broker's own batching); the items of a
+    // batch that failed are sent again, as a producer would (the rest went through).
     const lane = async () => {
       while (nextKey < options.messages && aborted === undefined) {
-        if (!options.sabotage && (nextKey - settled.size >= window || nextKey >= gate)) {
+        const room = Math.min(PUBLISH_BATCH, options.messages - nextKey, options.sabotage ? Infinity : Math.min(window - (nextKey - settled.size), gate - nextKey));
+        if (room <= 0) {
           await sleep(20);
           continue;
         }
-        const k = nextKey++;
-        for (;;) {
+        let pending = Array.from({ length: room }, () => nextKey++);
+        while (pending.length > 0) {
           try {
-            await producer.publish(JOB_URN, { k: String(k), s: scripts[k]! });
-            published += 1;
-            break;
+            await producer.publishMany(JOB_URN, pending.map((k) => ({ k: String(k), s: scripts[k]! })));
+            published += pending.length;
+            pending = [];
           } catch (error) {
             const name = error instanceof Error ? error.name : typeof error;
-            publishRejected[name] = (publishRejected[name] ?? 0) + 1;
+            const failed = (error as { failed?: readonly number[] }).failed;
+            const retry = failed === undefined ? pending : failed.map((i) => pending[i]!);
+            published += pending.length - retry.length;
+            publishRejected[name] = (publishRejected[name] ?? 0) + retry.length;
+            pending = retry;
             if (aborted !== undefined) return;
             await sleep(200);
           }
