@@ -1,5 +1,5 @@
 // `npm run reliability [-- options]`: the reliability suite. See README.md.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DRIVERS, loadDriver } from './drivers/index.js';
@@ -129,16 +129,18 @@ const queue = [...groups.values()];
 try {
   await Promise.all(Array.from({ length: Math.min(parallel, queue.length) }, async () => {
     for (let group = queue.shift(); group !== undefined; group = queue.shift()) {
-      for (const name of group) reports.set(name, await runDriver(name));
+      for (const name of group) {
+        reports.set(name, await runDriver(name));
+        // Written after every row, so a run stopped part-way keeps the rows it finished.
+        writeReport();
+      }
     }
   }));
 } finally {
   bundle.remove();
 }
 
-const report: Report = { seed, sizes: { messages, fuzzBodies, soakMinutes }, startedAt: new Date(started).toISOString(), ms: Date.now() - started, drivers: names.map((name) => reports.get(name)!) };
-mkdirSync(logs, { recursive: true });
-writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
+const report = writeReport();
 console.log();
 printTable(report);
 const failed = report.drivers.filter((r) => r.failures.length > 0);
@@ -146,6 +148,14 @@ console.log(`\nreport: ${values.report}; ${Math.round(report.ms / 1000)} s in al
 if (failed.length > 0) {
   console.log(`FAILED: ${failed.map((r) => r.broker).join(', ')}`);
   process.exitCode = 1;
+}
+
+/** Writes the report of the rows finished so far (in the order asked for) and returns it. */
+function writeReport(): Report {
+  const done = names.flatMap((name) => reports.get(name) ?? []);
+  const report: Report = { seed, sizes: { messages, fuzzBodies, soakMinutes }, startedAt: new Date(started).toISOString(), ms: Date.now() - started, drivers: done };
+  writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
+  return report;
 }
 
 /** A stable 32-bit hash of a name (FNV-1a), so each driver's plan does not depend on which others run. */
