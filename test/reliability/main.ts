@@ -17,6 +17,7 @@ const USAGE = `npm run reliability -- [options]
   --full              100,000 messages and 100,000 fuzzed bodies per broker (default: the CI sizes, 5,000 and 10,000)
   --seed N            replay the random choices of an earlier run (printed at its start)
   --brokers a,b       only these drivers (${Object.keys(DRIVERS).join(', ')})
+  --except a,b        every driver but these
   --only a,b          only these parts: self-test, chaos, fuzz (default: all three)
   --messages N        messages per chaos stream
   --fuzz N            fuzzed bodies per broker
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     full: { type: 'boolean', default: false },
     seed: { type: 'string' },
     brokers: { type: 'string' },
+    except: { type: 'string' },
     only: { type: 'string' },
     messages: { type: 'string' },
     fuzz: { type: 'string' },
@@ -56,8 +58,9 @@ const messages = number(values.messages, values.full ? 100_000 : 5_000, '--messa
 const fuzzBodies = number(values.fuzz, values.full ? 100_000 : 10_000, '--fuzz');
 const soakMinutes = number(values.soak, 0, '--soak');
 const parts = new Set((values.only ?? 'self-test,chaos,fuzz').split(','));
-const names = values.brokers?.split(',') ?? Object.keys(DRIVERS);
-for (const name of names) if (!(name in DRIVERS)) throw new Error(`unknown broker driver "${name}" (one of: ${Object.keys(DRIVERS).join(', ')})`);
+const except = values.except?.split(',') ?? [];
+const names = (values.brokers?.split(',') ?? Object.keys(DRIVERS)).filter((name) => !except.includes(name));
+for (const name of [...names, ...except]) if (!(name in DRIVERS)) throw new Error(`unknown broker driver "${name}" (one of: ${Object.keys(DRIVERS).join(', ')})`);
 
 const runId = `${seed.toString(16)}-${Date.now().toString(36)}`;
 const logs = join(ROOT, '.reliability', runId);
