@@ -228,7 +228,18 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     })();
 
     // A shared broker (another checkout's) keeps its other clients: only this run's connections are cut.
-    const cut = async () => ownsBroker(driver.lab)
+    // A cut whose own admin connection fails (a broker slow to answer on a loaded machine) is tried again.
+    const cut = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await cutOnce();
+        } catch (error) {
+          if (attempt === 3) throw error;
+          await sleep(2_000);
+        }
+      }
+    };
+    const cutOnce = async () => ownsBroker(driver.lab)
       ? driver.cut(producerTarget)
       : `ss -K on this run's own connections only (${driver.lab} is shared): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
     let faultsDone = !options.faults;
@@ -259,6 +270,11 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     })().finally(() => {
       faultsDone = true;
     });
+    // Awaited once the stream ends (a failed fault fails the row then); until then a rejection
+    // must not count as unhandled, which would end the whole suite's process.
+    faulting.catch(() => undefined);
+    killing.catch(() => undefined);
+    producing.catch(() => undefined);
 
     // Until every message is handled or dead-lettered, or nothing moves for too long.
     const stallMs = Math.max(180_000, tuning.redeliveryMs * 6);
