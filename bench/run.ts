@@ -13,6 +13,8 @@ import { connect } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { legacyMeasurements } from './support/legacy.js';
+import { isLatency, isReport, type LatencyFigures, type Measurement, type ThroughputMeasurement } from './support/report.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** One bench's process may run this long (a busy machine is slow); past it the bench counts as failed. */
@@ -31,37 +33,10 @@ const BENCHES: { name: string; broker?: string; env?: string }[] = [
   { name: 'asb', broker: 'asb (stand-in)', env: 'BABELQUEUE_ASB_URL' },
 ];
 
-/** One line of a bench's table. */
-export interface Row {
-  mode: string;
-  rawMsgsPerSec?: number;
-  appMsgsPerSec?: number;
-  appToRawRatio?: number;
-  rawCpuUsPerMsg?: number;
-  appCpuUsPerMsg?: number;
-  bullmqMsgsPerSec?: number;
-}
-
-/** p50/p99/p99.9 of one side, in ms. */
-interface Percentiles {
-  p50Ms: number;
-  p99Ms: number;
-  p999Ms: number;
-  /** Messages not handled before the bench's deadline (left out of the percentiles). */
-  unhandled?: number;
-}
-
-interface LatencyRow {
-  mode: string;
-  offeredPerSec?: number;
-  raw: Percentiles;
-  app: Percentiles;
-}
-
 type Outcome =
   | { status: 'skipped'; reason: string }
   | { status: 'failed'; reason: string; seconds: number }
-  | { status: 'ok'; seconds: number; loadBefore: number[]; rows: Row[]; latency: LatencyRow[]; result: unknown };
+  | { status: 'ok'; seconds: number; loadBefore: number[]; measurements: Measurement[]; result: unknown };
 
 function brokerEnv(): Record<string, string> {
   const file = join(root, '.brokers', 'env');
@@ -119,62 +94,9 @@ function runBench(name: string, env: NodeJS.ProcessEnv): Promise<{ code: number 
   });
 }
 
-const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
-/** A side given as an object (`{ rate, cpuUs }`, the Redis bench's shape) rather than a bare number. */
-const side = (x: unknown) => (typeof x === 'object' && x !== null ? (x as Record<string, unknown>) : {});
-
-/** A label for one element of a result array (its layout/concurrency/mode when it has them). */
-function elementLabel(element: Record<string, unknown>, index: number): string {
-  const parts = [];
-  if (typeof element.mode === 'string') parts.push(element.mode);
-  if (typeof element.layout === 'string') parts.push(element.layout);
-  if (num(element.concurrency) !== undefined) parts.push(`c=${String(element.concurrency)}`);
-  return parts.length > 0 ? parts.join(' ') : String(index);
-}
-
-/**
- * Finds the App-beside-raw figures in a bench's JSON, whatever its shape:
- * objects with `rawMsgsPerSec`/`bareMsgsPerSec` and `appMsgsPerSec`, objects
- * with numeric `raw` and `app` (and `bullmq`), and `latency` blocks.
- */
-export function extract(result: unknown): { rows: Row[]; latency: LatencyRow[] } {
-  const rows: Row[] = [];
-  const latency: LatencyRow[] = [];
-  const walk = (node: unknown, path: string[]) => {
-    if (Array.isArray(node)) {
-      node.forEach((element, i) => walk(element, [...path, typeof element === 'object' && element !== null ? elementLabel(element as Record<string, unknown>, i) : String(i)]));
-      return;
-    }
-    if (typeof node !== 'object' || node === null) return;
-    const o = node as Record<string, unknown>;
-    const mode = path.join(' ') || 'all';
-    const raw = num(o.rawMsgsPerSec) ?? num(o.bareMsgsPerSec) ?? num(o.raw) ?? num(side(o.raw).rate);
-    const app = num(o.appMsgsPerSec) ?? num(o.app) ?? num(side(o.app).rate);
-    if (raw !== undefined && app !== undefined) {
-      const cpu = (o.cpuMicrosPerMsg ?? {}) as Record<string, unknown>;
-      const row: Row = { mode, rawMsgsPerSec: raw, appMsgsPerSec: app, appToRawRatio: Math.round((app / raw) * 1000) / 1000 };
-      const rawCpu = num(o.rawCpuUsPerMsg) ?? num(cpu.bare) ?? num(cpu.raw) ?? num(side(o.raw).cpuUs);
-      const appCpu = num(o.appCpuUsPerMsg) ?? num(cpu.app) ?? num(side(o.app).cpuUs);
-      const bull = num(o.bullmqMsgsPerSec) ?? num(o.bullmq) ?? num(side(o.bullmq).rate);
-      if (rawCpu !== undefined) row.rawCpuUsPerMsg = rawCpu;
-      if (appCpu !== undefined) row.appCpuUsPerMsg = appCpu;
-      if (bull !== undefined) row.bullmqMsgsPerSec = bull;
-      rows.push(row);
-    }
-    for (const [key, value] of Object.entries(o)) {
-      if (key === 'rounds') continue;
-      if (key === 'latency' && typeof value === 'object' && value !== null && 'raw' in value && 'app' in value) {
-        const l = value as { offeredPerSec?: number; raw: Percentiles; app: Percentiles };
-        const row: LatencyRow = { mode: [...path, 'latency'].join(' '), raw: l.raw, app: l.app };
-        if (l.offeredPerSec !== undefined) row.offeredPerSec = l.offeredPerSec;
-        latency.push(row);
-        continue;
-      }
-      walk(value, key === 'results' ? path : [...path, key]);
-    }
-  };
-  walk(result, []);
-  return { rows, latency };
+/** The measurements in a bench's JSON: a Report's, or those of a shape before it. */
+export function measurementsOf(result: unknown): Measurement[] {
+  return isReport(result) ? result.measurements : legacyMeasurements(result);
 }
 
 const cell = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
@@ -183,26 +105,25 @@ const cell = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x
 export function table(name: string, outcome: Outcome): string {
   if (outcome.status !== 'ok') return `### ${name}\n\n${outcome.status}: ${outcome.reason}\n`;
   const lines = [`### ${name}`, '', `load average before: ${outcome.loadBefore.map((x) => x.toFixed(1)).join(' / ')} on ${cpus().length} cores`, ''];
-  if (outcome.rows.length > 0) {
-    const bull = outcome.rows.some((r) => r.bullmqMsgsPerSec !== undefined);
+  const rows = outcome.measurements.filter((m): m is ThroughputMeasurement => !isLatency(m));
+  const latency = outcome.measurements.filter(isLatency);
+  if (rows.length > 0) {
+    const bull = rows.some((r) => r.bullmq !== undefined);
     lines.push(`| mode | raw msgs/s | App msgs/s | App / raw | raw CPU µs/msg | App CPU µs/msg | CPU raw / App |${bull ? ' BullMQ msgs/s | App / BullMQ |' : ''}`);
     lines.push(`| --- | ---: | ---: | ---: | ---: | ---: | ---: |${bull ? ' ---: | ---: |' : ''}`);
-    for (const r of outcome.rows) {
-      const cpuRatio = r.rawCpuUsPerMsg !== undefined && r.appCpuUsPerMsg !== undefined ? r.rawCpuUsPerMsg / r.appCpuUsPerMsg : undefined;
-      const bullCells = bull
-        ? ` ${cell(r.bullmqMsgsPerSec)} | ${r.bullmqMsgsPerSec !== undefined && r.appMsgsPerSec !== undefined ? cell(r.appMsgsPerSec / r.bullmqMsgsPerSec, 2) : '–'} |`
-        : '';
+    for (const r of rows) {
+      const bullCells = bull ? ` ${cell(r.bullmq?.rate)} | ${cell(r.appToBullmq, 2)} |` : '';
       lines.push(
-        `| ${r.mode} | ${cell(r.rawMsgsPerSec)} | ${cell(r.appMsgsPerSec)} | ${cell(r.appToRawRatio, 2)} | ${cell(r.rawCpuUsPerMsg, 1)} | ${cell(r.appCpuUsPerMsg, 1)} | ${cell(cpuRatio, 2)} |${bullCells}`,
+        `| ${r.mode} | ${cell(r.raw.rate)} | ${cell(r.app.rate)} | ${cell(r.appToRaw, 2)} | ${cell(r.raw.cpuUs, 1)} | ${cell(r.app.cpuUs, 1)} | ${cell(r.cpuRawToApp, 2)} |${bullCells}`,
       );
     }
   } else {
     lines.push('(no msgs/s rows: see the JSON)');
   }
-  if (outcome.latency.length > 0) {
+  if (latency.length > 0) {
     lines.push('', '| latency | offered msgs/s | raw p50 / p99 / p99.9 ms | App p50 / p99 / p99.9 ms |', '| --- | ---: | ---: | ---: |');
-    const p = (x: Percentiles) => `${cell(x.p50Ms, 1)} / ${cell(x.p99Ms, 1)} / ${cell(x.p999Ms, 1)}${x.unhandled ? ` (${x.unhandled} not handled in time)` : ''}`;
-    for (const l of outcome.latency) lines.push(`| ${l.mode} | ${cell(l.offeredPerSec)} | ${p(l.raw)} | ${p(l.app)} |`);
+    const p = (x: LatencyFigures) => `${cell(x.p50Ms, 1)} / ${cell(x.p99Ms, 1)} / ${cell(x.p999Ms, 1)}${x.unhandled ? ` (${x.unhandled} not handled in time)` : ''}`;
+    for (const l of latency) lines.push(`| ${l.mode} | ${cell(l.offeredPerSec)} | ${p(l.raw.latency)} | ${p(l.app.latency)} |`);
   }
   return lines.join('\n') + '\n';
 }
@@ -237,7 +158,7 @@ async function main(): Promise<void> {
     }
     const outcome: Outcome =
       code === 0 && result !== undefined
-        ? { status: 'ok', seconds, loadBefore, ...extract(result), result }
+        ? { status: 'ok', seconds, loadBefore, measurements: measurementsOf(result), result }
         : { status: 'failed', seconds, reason: timedOut ? `timed out after ${BENCH_TIMEOUT_MS / 60_000} min` : `exit ${String(code)}, output not JSON` };
     outcomes[bench.name] = outcome;
     console.log(table(bench.name, outcome));
@@ -248,5 +169,5 @@ async function main(): Promise<void> {
   console.log(`results: ${file}`);
 }
 
-// Run when started as a script (not when a test or another script imports extract/table).
+// Run when started as a script (not when a test or another script imports measurementsOf/table).
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();

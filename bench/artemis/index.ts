@@ -13,42 +13,20 @@
  *   Raw: parse the JSON body, accept, top the credit up; App: app.consume with
  *   concurrency `window` and a no-op handler (version gate, decode, validate,
  *   reconcile, route, settle).
+ *
+ * Three rounds, the side that goes first alternating, medians (bench/support).
  */
 import rhea, { type Connection, type EventContext, type Sender } from 'rhea';
-import { createApp, EnvelopeCodec, envelopeProjection, projectArtemis, silentLogger } from '@babelqueue/core';
+import { projectArtemis, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport } from '@babelqueue/artemis';
+import { printReport } from '../support/report.js';
+import { alternate, Rounds } from '../support/rounds.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_ARTEMIS_URL ?? 'amqp://admin:admin@127.0.0.1:5673';
 const N = Number(process.argv[2] ?? 20_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const ROUNDS = 3;
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
-
-interface Sample {
-  msgsPerSec: number;
-  /** CPU time of this process per message (user + system), in µs: steadier than wall time on a busy machine. */
-  cpuUsPerMsg: number;
-}
-
-async function timed(count: number, run: () => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: Number(((used.user + used.system) / count).toFixed(1)) };
-}
-
-/** Runs `task(i)` for i < count with at most `window` in flight. */
-async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(window, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
 
 const u = new URL(URL_);
 const connection: Connection = rhea.create_container({ id: `bq-bench-${process.pid}` }).connect({
@@ -63,18 +41,18 @@ await new Promise((resolve) => connection.once('connection_open', resolve));
 const artemisUrl = URL_.replace(/^amqp:/, 'artemis:');
 const queues: string[] = [];
 const fresh = (label: string) => {
-  const queue = `bq-bench-${label}-${process.pid}-${Date.now().toString(36)}`;
+  const queue = benchQueue(label);
   queues.push(queue);
   return queue;
 };
 
 /** The AMQP message the binding would send, built the same way. */
 function rawMessage(queue: string, i: number) {
-  const env = EnvelopeCodec.make(URN, { ...DATA, i }, { queue });
-  const p = projectArtemis(envelopeProjection(env));
+  const { body, projection } = encoded(queue, i);
+  const p = projectArtemis(projection);
   return {
     durable: true,
-    body: EnvelopeCodec.encode(env),
+    body: body.toString('utf8'),
     content_type: p.content_type,
     subject: p.subject,
     message_id: p.message_id,
@@ -112,23 +90,22 @@ async function rawConsume(queue: string, count: number): Promise<void> {
   receiver.close();
 }
 
-const rounds = {
-  publish: { raw: [] as Sample[], app: [] as Sample[] },
-  consume: { raw: [] as Sample[], app: [] as Sample[] },
-};
+const rounds = new Rounds();
 
-for (let round = 0; round < ROUNDS; round++) {
-  const rawQueue = fresh('raw');
-  rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
-  rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
+async function rawRound(): Promise<void> {
+  const queue = fresh('artemis-raw');
+  await rounds.time('publishAccepted', 'raw', N, () => rawPublish(queue, N));
+  await rounds.time('consumeCredit', 'raw', N, () => rawConsume(queue, N));
+}
 
-  const appQueue = fresh('app');
-  const app = createApp({ transport: new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), queue: appQueue, logger: silentLogger });
-  app.handle(URN, () => undefined);
-  rounds.publish.app.push(await timed(N, () => windowed(N, WINDOW, () => app.publish(URN, DATA))));
-  rounds.consume.app.push(await timed(N, () => app.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 })));
+async function appRound(): Promise<void> {
+  const app = benchApp(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app'));
+  await rounds.time('publishAccepted', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
+  await rounds.time('consumeCredit', 'app', N, () => app.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 }));
   await app.close();
 }
+
+await alternate(ROUNDS, [rawRound, appRound]);
 
 // Remove the bench queues through Artemis's management address.
 const replies = connection.open_receiver({ source: { address: '', dynamic: true } });
@@ -144,24 +121,4 @@ await new Promise((resolve) => setTimeout(resolve, 200));
 const internal = connection as unknown as { socket?: unknown; abort_socket?: (socket: unknown) => void };
 internal.abort_socket?.(internal.socket);
 
-const best = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
-const leanest = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
-const summary = (name: keyof typeof rounds) => {
-  const { raw, app: ours } = rounds[name];
-  return {
-    rawMsgsPerSec: best(raw),
-    appMsgsPerSec: best(ours),
-    appToRawRatio: Number((best(ours) / best(raw)).toFixed(3)),
-    rawCpuUsPerMsg: leanest(raw),
-    appCpuUsPerMsg: leanest(ours),
-    rounds: rounds[name],
-  };
-};
-console.log(JSON.stringify({
-  bench: 'artemis',
-  messages: N,
-  window: WINDOW,
-  publishAccepted: summary('publish'),
-  consumeCredit: summary('consume'),
-  node: process.version,
-}, null, 2));
+printReport({ bench: 'artemis', params: { messages: N, window: WINDOW, rounds: ROUNDS }, measurements: rounds.measurements() });

@@ -9,7 +9,7 @@
  *   BABELQUEUE_ASB_URL='Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true' \
  *     node --conditions=source --import tsx bench/asb/index.ts [messages] [window]
  *
- * Best of three rounds, the two sides taking turns going first.
+ * Three alternating rounds, medians (bench/support).
  * - publish: one message per send, at most `window` sends in flight. Raw:
  *   ServiceBusSender.sendMessages of an envelope made and encoded per message,
  *   with the binding's projection; App: app.publish (the same, through the runtime).
@@ -21,8 +21,11 @@
  *   app.consume with a no-op handler (version gate, decode, validate, route, settle).
  */
 import { ServiceBusClient } from '@azure/service-bus';
-import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
 import { AzureServiceBusTransport, toServiceBusMessage } from '@babelqueue/azure-service-bus';
+import { printReport } from '../support/report.js';
+import { alternate, Rounds } from '../support/rounds.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const CONNECTION_STRING = process.env.BABELQUEUE_ASB_URL
   ?? 'Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true';
@@ -31,47 +34,18 @@ const WINDOW = Number(process.argv[3] ?? 100);
 const ROUNDS = 3;
 /** A side that receives nothing for this long fails the run instead of waiting forever. */
 const IDLE_MS = 10_000;
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
-
-interface Sample {
-  msgsPerSec: number;
-  /** CPU time of this process per message (user + system), in µs: steadier than wall time on a busy machine. */
-  cpuUsPerMsg: number;
-}
-
-async function timed(count: number, run: () => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: Number(((used.user + used.system) / count).toFixed(1)) };
-}
-
-/** Runs `task(i)` for i < count with at most `window` in flight. */
-async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(window, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
 
 const client = new ServiceBusClient(CONNECTION_STRING);
-const fresh = (label: string) => `bq-bench-asb-${label}-${process.pid}-${Date.now().toString(36)}`;
+
+/** Message `i` for `queue` as the binding sends it. */
+function rawMessage(queue: string, i: number) {
+  const { body, projection } = encoded(queue, i);
+  return toServiceBusMessage(body, projection);
+}
 
 async function rawPublish(queue: string, count: number): Promise<void> {
   const sender = client.createSender(queue);
-  await windowed(count, WINDOW, (i) => {
-    const env = EnvelopeCodec.make(URN, { ...DATA, i }, { queue });
-    const projection = {
-      urn: env.job, traceId: env.trace_id, messageId: env.meta.id, schemaVersion: env.meta.schema_version,
-      lang: env.meta.lang, createdAt: env.meta.created_at, attempts: env.attempts,
-    };
-    return sender.sendMessages(toServiceBusMessage(Buffer.from(EnvelopeCodec.encode(env)), projection));
-  });
+  await windowed(count, WINDOW, (i) => sender.sendMessages(rawMessage(queue, i)));
   await sender.close();
 }
 
@@ -79,12 +53,7 @@ async function rawPublishMany(sender: ReturnType<ServiceBusClient['createSender'
   for (let i = 0; i < count; i += WINDOW) {
     let batch = await sender.createMessageBatch();
     for (let k = i; k < Math.min(i + WINDOW, count); k++) {
-      const env = EnvelopeCodec.make(URN, { ...DATA, i: k }, { queue });
-      const projection = {
-        urn: env.job, traceId: env.trace_id, messageId: env.meta.id, schemaVersion: env.meta.schema_version,
-        lang: env.meta.lang, createdAt: env.meta.created_at, attempts: env.attempts,
-      };
-      const message = toServiceBusMessage(Buffer.from(EnvelopeCodec.encode(env)), projection);
+      const message = rawMessage(queue, k);
       if (batch.tryAddMessage(message)) continue;
       await sender.sendMessages(batch);
       batch = await sender.createMessageBatch();
@@ -136,81 +105,45 @@ async function discard(queue: string, count: number): Promise<void> {
   await receiver.close();
 }
 
-function app(queue: string) {
-  const transport = new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger });
-  const instance = createApp({ transport, queue, logger: silentLogger });
-  instance.handle(URN, () => undefined);
-  return instance;
-}
+const app = (queue: string) => benchApp(new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), queue);
 
-const rounds = {
-  publish: { raw: [] as Sample[], app: [] as Sample[] },
-  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
-  consume: { raw: [] as Sample[], app: [] as Sample[] },
-};
+const rounds = new Rounds();
 
 async function rawRound(): Promise<void> {
-  const queue = fresh('raw');
-  rounds.publish.raw.push(await timed(N, () => rawPublish(queue, N)));
-  rounds.consume.raw.push(await timed(N, () => rawConsume(queue, N)));
+  const queue = benchQueue('asb-raw');
+  await rounds.time('publish', 'raw', N, () => rawPublish(queue, N));
+  await rounds.time('consume', 'raw', N, () => rawConsume(queue, N));
   // The sender's link open before the clock starts, as the App side's is.
-  const manyQueue = fresh('raw-many');
+  const manyQueue = benchQueue('asb-raw-many');
   const sender = client.createSender(manyQueue);
   await sender.sendMessages({ body: Buffer.from('{}') });
-  rounds.publishMany.raw.push(await timed(N, () => rawPublishMany(sender, manyQueue, N)));
+  await rounds.time('publishMany', 'raw', N, () => rawPublishMany(sender, manyQueue, N));
   await sender.close();
   await discard(manyQueue, N + 1);
 }
 
 async function appRound(): Promise<void> {
-  const ours = app(fresh('app'));
-  rounds.publish.app.push(await timed(N, () => windowed(N, WINDOW, () => ours.publish(URN, DATA))));
-  rounds.consume.app.push(await timed(N, async () => {
+  const ours = app(benchQueue('asb-app'));
+  await rounds.time('publish', 'app', N, () => windowed(N, WINDOW, (i) => ours.publish(URN, { ...DATA, i })));
+  await rounds.time('consume', 'app', N, async () => {
     const handled = await ours.consume({ maxMessages: N, concurrency: WINDOW, idleMs: IDLE_MS });
     if (handled !== N) throw new Error(`App consume: nothing for ${IDLE_MS} ms after ${handled} of ${N}`);
-  }));
+  });
   await ours.close();
   // Connected before the clock starts, as the raw side's client is.
-  const manyQueue = fresh('app-many');
+  const manyQueue = benchQueue('asb-app-many');
   const many = app(manyQueue);
   await many.publish(URN, DATA);
-  rounds.publishMany.app.push(await timed(N, () => appPublishMany(many, N)));
+  await rounds.time('publishMany', 'app', N, () => appPublishMany(many, N));
   await many.close();
   await discard(manyQueue, N + 1);
 }
 
-// The two sides take turns going first, so neither always gets the colder start.
-for (let round = 0; round < ROUNDS; round++) {
-  if (round % 2 === 0) {
-    await rawRound();
-    await appRound();
-  } else {
-    await appRound();
-    await rawRound();
-  }
-}
+await alternate(ROUNDS, [rawRound, appRound]);
 await client.close();
 
-const best = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
-const leanest = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
-const summary = (name: keyof typeof rounds) => {
-  const { raw, app: ours } = rounds[name];
-  return {
-    rawMsgsPerSec: best(raw),
-    appMsgsPerSec: best(ours),
-    appToRawRatio: Number((best(ours) / best(raw)).toFixed(3)),
-    rawCpuUsPerMsg: leanest(raw),
-    appCpuUsPerMsg: leanest(ours),
-    rounds: rounds[name],
-  };
-};
-console.log(JSON.stringify({
+printReport({
   bench: 'asb',
-  broker: 'the Service Bus stand-in (test/support/asb-standin), not Service Bus',
-  messages: N,
-  window: WINDOW,
-  publish: summary('publish'),
-  publishMany: summary('publishMany'),
-  consume: summary('consume'),
-  node: process.version,
-}, null, 2));
+  params: { broker: 'the Service Bus stand-in (test/support/asb-standin), not Service Bus', messages: N, window: WINDOW, rounds: ROUNDS },
+  measurements: rounds.measurements(),
+});

@@ -14,41 +14,31 @@
  *   concurrency `window` and a no-op handler (gate, decode, validate, route, settle).
  * - python: the Python SDK (babelqueue[pulsar]) publishing with app.publish
  *   (synchronous sends) and consuming with app.consume, on a tenth of the
- *   messages, when the interop venv (scripts/peers) is there.
+ *   messages, when the interop venv (scripts/peers) is there (`reference`).
+ *
+ * Three rounds, the side that goes first alternating, medians (bench/support).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { createApp, EnvelopeCodec, projectPulsar, silentLogger } from '@babelqueue/core';
+import { projectPulsar, silentLogger } from '@babelqueue/core';
 import { PulsarTransport } from '@babelqueue/pulsar';
+import { timed, type Sample } from '../support/measure.js';
+import { printReport } from '../support/report.js';
+import { alternate, Rounds } from '../support/rounds.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const WEB = process.env.BABELQUEUE_PULSAR_URL ?? 'http://127.0.0.1:8080';
 const N = Number(process.argv[2] ?? 10_000);
 const WINDOW = Number(process.argv[3] ?? 100);
+const ROUNDS = 3;
 const PY_N = Math.max(200, Math.floor(N / 10));
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const root = join(import.meta.dirname, '..', '..');
-
-interface Sample {
-  msgsPerSec: number;
-  /** CPU time of this process per message (user + system), in µs: steadier than wall time on a busy machine. */
-  cpuUsPerMsg: number;
-}
-
-async function timed(count: number, run: () => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: Number(((used.user + used.system) / count).toFixed(1)) };
-}
 
 const topics: string[] = [];
 const fresh = async (label: string) => {
-  const queue = `bq-bench-${label}-${process.pid}-${Date.now().toString(36)}`;
+  const queue = benchQueue(label);
   topics.push(queue);
   const res = await fetch(`${WEB}/admin/v2/persistent/public/default/${queue}/subscription/babelqueue`, {
     method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ledgerId: -1, entryId: -1, partitionIndex: -1 }),
@@ -65,27 +55,29 @@ function open(path: string): Promise<WebSocket> {
   });
 }
 
-async function rawPublish(queue: string, count: number): Promise<void> {
+/** Connected before the clock starts, as the App side's producer is. */
+async function rawPublish(queue: string): Promise<Sample> {
   const ws = await open(`producer/persistent/public/default/${queue}`);
   let sent = 0;
   let confirmed = 0;
-  await new Promise<void>((resolve, reject) => {
+  const sample = await timed(N, () => new Promise<void>((resolve, reject) => {
     const send = () => {
-      const env = EnvelopeCodec.make(URN, { ...DATA, i: sent } as never, { queue });
-      const properties = projectPulsar(env);
-      ws.send(JSON.stringify({ payload: Buffer.from(EnvelopeCodec.encode(env)).toString('base64'), properties, context: String(sent++) }));
+      const { body, projection } = encoded(queue, sent);
+      ws.send(JSON.stringify({ payload: body.toString('base64'), properties: projectPulsar(projection), context: String(sent++) }));
     };
     ws.on('message', (data) => {
       if (JSON.parse(data.toString()).result !== 'ok') reject(new Error('publish refused'));
-      if (++confirmed === count) resolve();
-      else if (sent < count) send();
+      if (++confirmed === N) resolve();
+      else if (sent < N) send();
     });
-    while (sent < Math.min(WINDOW, count)) send();
-  });
+    while (sent < Math.min(WINDOW, N)) send();
+  }));
   ws.close();
+  return sample;
 }
 
-async function rawConsume(queue: string, count: number): Promise<void> {
+/** Subscribing inside the clock, as the App side's consume does. */
+async function rawConsume(queue: string): Promise<void> {
   const ws = await open(`consumer/persistent/public/default/${queue}/babelqueue?subscriptionType=Shared&pullMode=true&receiverQueueSize=${WINDOW}`);
   let seen = 0;
   await new Promise<void>((resolve) => {
@@ -94,7 +86,7 @@ async function rawConsume(queue: string, count: number): Promise<void> {
       JSON.parse(Buffer.from(frame.payload, 'base64').toString('utf8'));
       ws.send(JSON.stringify({ messageId: frame.messageId }));
       ws.send(JSON.stringify({ type: 'permit', permitMessages: 1 }));
-      if (++seen === count) resolve();
+      if (++seen === N) resolve();
     });
     ws.send(JSON.stringify({ type: 'permit', permitMessages: WINDOW }));
   });
@@ -104,17 +96,10 @@ async function rawConsume(queue: string, count: number): Promise<void> {
   });
 }
 
-async function windowed(count: number, task: () => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(WINDOW, count) }, async () => {
-    while (next++ < count) await task();
-  }));
-}
-
 function pythonReference(): Record<string, unknown> {
   const python = join(process.env.BABELQUEUE_VENV ?? join(root, '.venv'), 'bin', 'python');
   if (!existsSync(python)) return { skipped: `${python} does not exist; create it with scripts/peers` };
-  const queue = `bq-bench-python-${process.pid}-${Date.now().toString(36)}`;
+  const queue = benchQueue('pulsar-python');
   topics.push(queue);
   const out = execFileSync(python, [join(import.meta.dirname, 'python_reference.py'), `pulsar://${new URL(WEB).hostname}:6650`, queue, String(PY_N)], {
     encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 300_000,
@@ -122,40 +107,32 @@ function pythonReference(): Record<string, unknown> {
   return JSON.parse(out) as Record<string, unknown>;
 }
 
-// Raw WebSocket calls
-const rawQueue = await fresh('raw');
-const rawPublishSample = await timed(N, () => rawPublish(rawQueue, N));
-const rawConsumeSample = await timed(N, () => rawConsume(rawQueue, N));
+const rounds = new Rounds();
 
-// The App, on the same broker
-const appQueue = await fresh('app');
-const transport = new PulsarTransport({ url: WEB, logger: silentLogger });
-const app = createApp({ transport, queue: appQueue, logger: silentLogger });
-app.handle(URN, () => undefined);
-await app.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
-const appPublishSample = await timed(N, () => windowed(N, () => app.publish(URN, DATA)));
-const appConsumeSample = await timed(N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));
-await app.close();
+async function rawRound(): Promise<void> {
+  const queue = await fresh('pulsar-raw');
+  rounds.add('publishConfirmed', 'raw', await rawPublish(queue));
+  await rounds.time('consumePullMode', 'raw', N, () => rawConsume(queue));
+}
 
+async function appRound(): Promise<void> {
+  const app = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app'));
+  await app.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
+  await rounds.time('publishConfirmed', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
+  await rounds.time('consumePullMode', 'app', N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));
+  await app.close();
+}
+
+await alternate(ROUNDS, [rawRound, appRound]);
 const python = pythonReference();
 
 for (const queue of topics) {
   await fetch(`${WEB}/admin/v2/persistent/public/default/${queue}?force=true`, { method: 'DELETE' }).catch(() => undefined);
 }
 
-const pair = (raw: Sample, ours: Sample) => ({
-  rawMsgsPerSec: raw.msgsPerSec,
-  appMsgsPerSec: ours.msgsPerSec,
-  appToRawRatio: Number((ours.msgsPerSec / raw.msgsPerSec).toFixed(3)),
-  rawCpuUsPerMsg: raw.cpuUsPerMsg,
-  appCpuUsPerMsg: ours.cpuUsPerMsg,
-});
-console.log(JSON.stringify({
+printReport({
   bench: 'pulsar',
-  messages: N,
-  window: WINDOW,
-  publishConfirmed: pair(rawPublishSample, appPublishSample),
-  consumePullMode: pair(rawConsumeSample, appConsumeSample),
-  pythonSdkNativeClient: python,
-  node: process.version,
-}, null, 2));
+  params: { messages: N, window: WINDOW, rounds: ROUNDS },
+  measurements: rounds.measurements(),
+  reference: { pythonSdkNativeClient: { ...python, note: `the official Python SDK's native client on ${PY_N} messages, not App beside raw` } },
+});

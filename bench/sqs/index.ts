@@ -16,6 +16,7 @@
  *   App: app.consume with `concurrency`, a no-op handler (version gate, decode,
  *   validate, route, settle: deletes batched by the binding).
  *
+ * Three rounds, the side that goes first alternating, medians (bench/support).
  * Credentials: any static key (the lab's ElasticMQ accepts every key).
  */
 import {
@@ -27,83 +28,50 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { createApp, EnvelopeCodec, projectSqs, silentLogger, type OutgoingMessage } from '@babelqueue/core';
+import { projectSqs, silentLogger } from '@babelqueue/core';
 import { SqsTransport } from '@babelqueue/sqs';
+import { printReport } from '../support/report.js';
+import { alternate, Rounds } from '../support/rounds.js';
+import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const ENDPOINT = process.env.BABELQUEUE_SQS_URL ?? 'http://127.0.0.1:9324';
 const N = Number(process.argv[2] ?? 5000);
 const WINDOW = Number(process.argv[3] ?? 50);
 const CONCURRENCY = Number(process.argv[4] ?? 10);
 const ROUNDS = 3;
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const CLIENT = { endpoint: ENDPOINT, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } };
 
-interface Sample {
-  msgsPerSec: number;
-  /** CPU time of this process per message (user + system), in µs: steadier than wall time on a busy machine. */
-  cpuUsPerMsg: number;
-}
-
-async function timed(count: number, run: () => Promise<unknown>): Promise<Sample> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: Number(((used.user + used.system) / count).toFixed(1)) };
-}
-
-/** Runs `task(i)` for i < count with at most `window` in flight. */
-async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(window, count) }, async () => {
-    while (next < count) await task(next++);
-  }));
-}
-
-/** An envelope as the App would make it, with its projection. */
-function message(queue: string): OutgoingMessage {
-  const env = EnvelopeCodec.make(URN, DATA, { queue });
-  return {
-    body: Buffer.from(EnvelopeCodec.encode(env)),
-    queue,
-    projection: {
-      urn: env.job, traceId: env.trace_id, messageId: env.meta.id, schemaVersion: env.meta.schema_version,
-      lang: env.meta.lang, createdAt: env.meta.created_at, attempts: env.attempts,
-    },
-  };
+/** Message `i` for `queue` as the binding sends it: body and message attributes. */
+function rawEntry(queue: string, i: number) {
+  const { body, projection } = encoded(queue, i);
+  return { MessageBody: body.toString(), MessageAttributes: projectSqs(projection) };
 }
 
 const sqs = new SQSClient(CLIENT);
 const queues: string[] = [];
 const fresh = async (label: string) => {
-  const name = `bq-bench-${label}-${process.pid}-${Date.now().toString(36)}`;
+  const name = benchQueue(label);
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name }));
   queues.push(QueueUrl!);
   return { name, url: QueueUrl! };
 };
 
 async function rawPublish(url: string, queue: string): Promise<void> {
-  await windowed(N, WINDOW, async () => {
-    const m = message(queue);
-    await sqs.send(new SendMessageCommand({ QueueUrl: url, MessageBody: m.body.toString(), MessageAttributes: projectSqs(m.projection) }));
+  await windowed(N, WINDOW, async (i) => {
+    await sqs.send(new SendMessageCommand({ QueueUrl: url, ...rawEntry(queue, i) }));
   });
 }
 
 async function rawPublishBatch(url: string, queue: string): Promise<void> {
-  await windowed(Math.ceil(N / 10), Math.max(1, WINDOW / 10), async () => {
-    const entries = Array.from({ length: 10 }, (_, i) => {
-      const m = message(queue);
-      return { Id: String(i), MessageBody: m.body.toString(), MessageAttributes: projectSqs(m.projection) };
-    });
+  await windowed(Math.ceil(N / 10), Math.max(1, WINDOW / 10), async (call) => {
+    const entries = Array.from({ length: 10 }, (_, k) => ({ Id: String(k), ...rawEntry(queue, call * 10 + k) }));
     const { Failed = [] } = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
     if (Failed.length > 0) throw new Error(`raw batch: ${Failed.length} failed`);
   });
 }
 
-async function appPublishBatch(publisher: ReturnType<typeof app>['app']): Promise<void> {
-  await windowed(Math.ceil(N / 10), Math.max(1, WINDOW / 10), () => publisher.publishMany(URN, Array.from({ length: 10 }, () => DATA)));
+async function appPublishBatch(publisher: ReturnType<typeof app>): Promise<void> {
+  await windowed(Math.ceil(N / 10), Math.max(1, WINDOW / 10), (call) => publisher.publishMany(URN, Array.from({ length: 10 }, (_, k) => ({ ...DATA, i: call * 10 + k }))));
 }
 
 async function rawConsume(url: string, count: number): Promise<void> {
@@ -125,59 +93,35 @@ async function rawConsume(url: string, count: number): Promise<void> {
   }));
 }
 
-function app(queue: string) {
-  const transport = new SqsTransport({ ...CLIENT, waitTimeSeconds: 1, logger: silentLogger });
-  const instance = createApp({ transport, queue, logger: silentLogger });
-  instance.handle(URN, () => undefined);
-  return { app: instance };
+const app = (queue: string) => benchApp(new SqsTransport({ ...CLIENT, waitTimeSeconds: 1, logger: silentLogger }), queue);
+
+const rounds = new Rounds();
+
+async function rawRound(): Promise<void> {
+  const raw = await fresh('sqs-raw');
+  await rounds.time('publish', 'raw', N, () => rawPublish(raw.url, raw.name));
+  await rounds.time('consume', 'raw', N, () => rawConsume(raw.url, N));
+  await rounds.time('publishBatch', 'raw', N, () => rawPublishBatch(raw.url, raw.name));
+  await rawConsume(raw.url, N);
 }
 
-const rounds = {
-  publish: { raw: [] as Sample[], app: [] as Sample[] },
-  publishBatch: { raw: [] as Sample[], app: [] as Sample[] },
-  consume: { raw: [] as Sample[], app: [] as Sample[] },
-};
-
-for (let round = 0; round < ROUNDS; round++) {
-  const raw = await fresh('raw');
-  rounds.publish.raw.push(await timed(N, () => rawPublish(raw.url, raw.name)));
-  rounds.consume.raw.push(await timed(N, () => rawConsume(raw.url, N)));
-  rounds.publishBatch.raw.push(await timed(N, () => rawPublishBatch(raw.url, raw.name)));
-  await rawConsume(raw.url, N);
-
-  const ours = await fresh('app');
-  const { app: publisher } = app(ours.name);
-  rounds.publish.app.push(await timed(N, () => windowed(N, WINDOW, () => publisher.publish(URN, DATA))));
-  rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: CONCURRENCY, idleMs: 5000 })));
-  rounds.publishBatch.app.push(await timed(N, () => appPublishBatch(publisher)));
+async function appRound(): Promise<void> {
+  const ours = await fresh('sqs-app');
+  const publisher = app(ours.name);
+  await rounds.time('publish', 'app', N, () => windowed(N, WINDOW, (i) => publisher.publish(URN, { ...DATA, i })));
+  await rounds.time('consume', 'app', N, () => publisher.consume({ maxMessages: N, concurrency: CONCURRENCY, idleMs: 5000 }));
+  await rounds.time('publishBatch', 'app', N, () => appPublishBatch(publisher));
   await publisher.consume({ maxMessages: N, concurrency: CONCURRENCY, idleMs: 5000 });
   await publisher.close();
 }
 
+await alternate(ROUNDS, [rawRound, appRound]);
+
 for (const QueueUrl of queues) await sqs.send(new DeleteQueueCommand({ QueueUrl }));
 sqs.destroy();
 
-const best = (xs: Sample[]) => Math.max(...xs.map((x) => x.msgsPerSec));
-const leanest = (xs: Sample[]) => Math.min(...xs.map((x) => x.cpuUsPerMsg));
-const summary = (name: keyof typeof rounds) => {
-  const { raw, app: ours } = rounds[name];
-  return {
-    rawMsgsPerSec: best(raw),
-    appMsgsPerSec: best(ours),
-    appToRawRatio: Number((best(ours) / best(raw)).toFixed(3)),
-    rawCpuUsPerMsg: leanest(raw),
-    appCpuUsPerMsg: leanest(ours),
-    rounds: rounds[name],
-  };
-};
-console.log(JSON.stringify({
+printReport({
   bench: 'sqs',
-  server: ENDPOINT,
-  messages: N,
-  window: WINDOW,
-  concurrency: CONCURRENCY,
-  publish: summary('publish'),
-  publishBatch: summary('publishBatch'),
-  consume: summary('consume'),
-  node: process.version,
-}, null, 2));
+  params: { server: ENDPOINT, messages: N, window: WINDOW, concurrency: CONCURRENCY, rounds: ROUNDS },
+  measurements: rounds.measurements(),
+});

@@ -18,7 +18,7 @@ export async function timed(count: number, run: () => Promise<unknown>): Promise
   await run();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const used = process.cpuUsage(cpu);
-  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: round((used.user + used.system) / count, 1) };
+  return { msgsPerSec: Math.round(count / seconds), cpuUsPerMsg: round((used.user + used.system) / count, 2) };
 }
 
 /** A stopwatch started by the first message and stopped by the last (so a group join or a subscribe is not counted). */
@@ -40,7 +40,7 @@ export class Span {
       const used = process.cpuUsage(this.cpu);
       const seconds = (performance.now() - this.start) / 1000;
       // The first message started the clock: count-1 messages in the span.
-      this.sample = { msgsPerSec: Math.round((this.count - 1) / seconds), cpuUsPerMsg: round((used.user + used.system) / (this.count - 1), 1) };
+      this.sample = { msgsPerSec: Math.round((this.count - 1) / seconds), cpuUsPerMsg: round((used.user + used.system) / (this.count - 1), 2) };
     }
   }
 
@@ -50,7 +50,8 @@ export class Span {
   }
 }
 
-const median = (xs: number[]) => {
+/** The median of `xs` (the mean of the middle two when their count is even). */
+export const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -158,20 +159,25 @@ export class OfferedLoad {
   }
 }
 
-/** Latency of the App beside raw over alternating rounds: the median of each percentile. */
-export function compareLatency(perSec: number, raw: Latency[], app: Latency[]) {
-  const pick = (xs: Latency[]) => ({
+/** One side's latency over its rounds: the median of each percentile, the most left unhandled. */
+export function medianLatency(xs: Latency[]) {
+  return {
     p50Ms: round(median(xs.map((x) => x.p50Ms)), 2),
     p99Ms: round(median(xs.map((x) => x.p99Ms)), 2),
     p999Ms: round(median(xs.map((x) => x.p999Ms)), 2),
     unhandled: Math.max(...xs.map((x) => x.unhandled)),
-  });
-  return { offeredPerSec: perSec, raw: pick(raw), app: pick(app), rounds: { raw, app } };
+  };
+}
+
+/** Latency of the App beside raw over alternating rounds: the median of each percentile. */
+export function compareLatency(perSec: number, raw: Latency[], app: Latency[]) {
+  return { offeredPerSec: perSec, raw: medianLatency(raw), app: medianLatency(app), rounds: { raw, app } };
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function round(x: number, digits: number): number {
+/** `x` rounded to `digits` decimals. */
+export function round(x: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
 }

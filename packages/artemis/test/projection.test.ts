@@ -88,7 +88,7 @@ describe('Artemis projection, read back with rhea and by a JMS consumer', { skip
     const { body, env } = fixture();
     const before = Date.now();
     await transport.publish({ body, queue: q, projection: envelopeProjection(env), delayMs: 300 });
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 60_000;
     let taken: Awaited<ReturnType<Raw['take']>> = [];
     while (taken.length === 0 && Date.now() < until) {
       taken = await raw.take(q);
@@ -149,7 +149,7 @@ describe('Artemis projection, read back with rhea and by a JMS consumer', { skip
       await run(cli, [
         'consumer', '--protocol', 'CORE', '--url', `tcp://${u.hostname}:61616`, '--user', decodeURIComponent(u.username), '--password', decodeURIComponent(u.password),
         '--destination', `queue://${q}`, '--filter', `JMSType = '${env.job}'`, '--message-count', '1', '--receive-timeout', '20000', '--data', out,
-      ], { timeout: 90_000, env: { ...process.env, JAVA_ARGS: '-Xmx128m' } });
+      ], { timeout: 240_000, env: { ...process.env, JAVA_ARGS: '-Xmx128m' } });
       const xml = readFileSync(out, 'utf8');
       assert.match(xml, /<message [^>]*type="text"/, 'a TextMessage (the AMQP-value string section)');
       assert.match(xml, new RegExp(`timestamp="${env.meta.created_at}"`), 'JMSTimestamp = created_at');

@@ -463,7 +463,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     await first.app.publish(URN, { order_id: 8 });
     const controller = new AbortController();
     const running = first.app.run({ signal: controller.signal, handleSignals: false });
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 60_000;
     while (!started && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     assert.ok(started, 'the handler started');
     controller.abort();
@@ -509,7 +509,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     });
     await a.publish(URN, {});
     const consuming = a.consume({ idleMs: 60_000 });
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 60_000;
     while (!started && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     const closing = transport.close();
     release();

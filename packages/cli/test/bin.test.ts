@@ -21,7 +21,7 @@ function babelqueue(args: string[], env: Record<string, string> = {}): Promise<S
     // No broker from this test run's environment either, unless a test gives one.
     const { BABELQUEUE_LOG_LEVEL: _level, BABELQUEUE_URL: _url, ...inherited } = process.env;
     const childEnv: NodeJS.ProcessEnv = { ...inherited, ...env };
-    execFile(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], { cwd: repoRoot, env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['--conditions=source', '--import', 'tsx', bin, ...args], { cwd: repoRoot, env: childEnv, timeout: 240_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       done({ code, stdout, stderr });
     });

@@ -148,7 +148,8 @@ describe('PostgresIdempotencyStore on real PostgreSQL', { skip: postgresLab.skip
   }
 
   test('an expired row counts as unseen and is claimed again; purgeExpired removes expired rows', async () => {
-    const store = new PostgresIdempotencyStore(pool, { table, ttlMs: 50 });
+    // A long TTL: expiry is forced by moving expires_at, so a slow machine cannot expire a row between two calls.
+    const store = new PostgresIdempotencyStore(pool, { table, ttlMs: 600_000 });
     await store.createTable();
     await store.remember('ttl-1');
     assert.equal(await store.seen('ttl-1'), true);

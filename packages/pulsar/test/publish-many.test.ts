@@ -1,37 +1,24 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createApp, PublishManyError, silentLogger } from '@babelqueue/core';
 import { PulsarTransport } from '@babelqueue/pulsar';
 import { outgoingBatch, retarget } from '../../../test/support/outgoing.js';
-import { lab, RawPulsar, uniqueQueue } from './support/pulsar.js';
+import { publishFixture } from './support/publish-fixture.js';
+import { lab } from './support/pulsar.js';
 
 const URN = 'urn:babel:orders:created';
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
 describe('Pulsar publishMany (send all, await receipts)', { skip: lab.skip }, () => {
-  const url = lab.url!;
-  const raw = new RawPulsar(url);
-  const created: string[] = [];
-  let transport: PulsarTransport;
-  const queue = (label: string) => {
-    const q = uniqueQueue(`bq-pulsar-pm-${label}`);
-    created.push(q, `${q}.dlq`);
-    return q;
-  };
-  before(() => {
-    transport = new PulsarTransport({ url, logger: silentLogger });
-  });
-  after(async () => {
-    await transport.close();
-    await raw.cleanup(created);
-  });
+  const fixture = publishFixture('bq-pulsar-pm');
+  const { url, raw, queue } = fixture;
 
   it('sends every message exactly as a single publish does: payload, properties, riders, order', async () => {
     const single = queue('single');
     const batched = queue('batch');
     const messages = outgoingBatch(single, 20, { headers: { traceparent: TRACEPARENT } });
-    for (const m of messages) await transport.publish(m);
-    const outcomes = await transport.publishMany(retarget(messages, batched));
+    for (const m of messages) await fixture.transport.publish(m);
+    const outcomes = await fixture.transport.publishMany(retarget(messages, batched));
     assert.deepEqual(outcomes, messages.map((m) => ({ ok: true, messageId: m.projection.messageId })));
     const a = await raw.take(single, 20);
     const c = await raw.take(batched, 20);
@@ -48,7 +35,7 @@ describe('Pulsar publishMany (send all, await receipts)', { skip: lab.skip }, ()
     await raw.terminate(closed);
     const [g0, g1] = outgoingBatch(good, 2);
     const [t0] = outgoingBatch(closed, 1);
-    const outcomes = await transport.publishMany([g0!, t0!, g1!]);
+    const outcomes = await fixture.transport.publishMany([g0!, t0!, g1!]);
     assert.deepEqual(outcomes.map((o) => o.ok), [true, false, true], outcomes.map((o) => (o.ok ? 'ok' : o.error.message)).join(' / '));
     assert.match(String(!outcomes[1]!.ok && outcomes[1]!.error.message), /terminated|refused/i);
     const got = await raw.take(good, 2);

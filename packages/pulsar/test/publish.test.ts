@@ -3,33 +3,18 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { createApp, envelopeProjection, silentLogger, type Envelope } from '@babelqueue/core';
 import { PublishNotConfirmedError, PulsarTransport } from '@babelqueue/pulsar';
-import { lab, RawPulsar, uniqueQueue } from './support/pulsar.js';
+import { publishFixture } from './support/publish-fixture.js';
+import { lab, uniqueQueue } from './support/pulsar.js';
 
 const URN = 'urn:babel:orders:created';
 const shared = resolve(import.meta.dirname, '../../../../shared/conformance');
 
 describe('Pulsar produce', { skip: lab.skip }, () => {
-  const url = lab.url!;
-  const raw = new RawPulsar(url);
-  const created: string[] = [];
-  let transport: PulsarTransport;
-
-  const queue = (label: string) => {
-    const q = uniqueQueue(`bq-pulsar-pub-${label}`);
-    created.push(q, `${q}.dlq`);
-    return q;
-  };
-
-  before(() => {
-    transport = new PulsarTransport({ url, logger: silentLogger });
-  });
-  after(async () => {
-    await transport.close();
-    await raw.cleanup(created);
-  });
+  const fixture = publishFixture('bq-pulsar-pub');
+  const { url, raw, queue } = fixture;
 
   it('projects the conformance fixture onto exactly the manifest properties, payload byte for byte', async () => {
     const manifest = JSON.parse(readFileSync(join(shared, 'manifest.json'), 'utf8'));
@@ -37,7 +22,7 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
     const body = readFileSync(join(shared, block.envelope_file));
     const compact = Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8'))), 'utf8');
     const q = queue('projection');
-    await transport.publish({ body: compact, queue: q, projection: envelopeProjection(JSON.parse(compact.toString('utf8')) as Envelope) });
+    await fixture.transport.publish({ body: compact, queue: q, projection: envelopeProjection(JSON.parse(compact.toString('utf8')) as Envelope) });
     const [got] = await raw.take(q, 1);
     assert.ok(got!.body.equals(compact), 'the payload is the envelope bytes');
     assert.deepEqual(got!.properties, block.properties);
@@ -46,7 +31,7 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
 
   it('a resolved publish is stored: on the topic at once, with the riders as properties and no eventTime', async () => {
     const q = queue('stored');
-    const app = createApp({ transport, queue: q, logger: silentLogger });
+    const app = createApp({ transport: fixture.transport, queue: q, logger: silentLogger });
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const id = await app.publish(URN, { order_id: 1 }, { headers: { traceparent, tracestate: 'k=v', 'bq-job': 'not:this', blank: ' ' } });
     assert.equal(await raw.backlog(q), 1, 'the backlog holds it as soon as publish resolved');
@@ -63,7 +48,7 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
 
   it('a delayed publish carries bq-delay and is held by the broker until it is due, within one delivery tick (broker publish time)', async () => {
     const q = queue('delay');
-    const app = createApp({ transport, queue: q, logger: silentLogger });
+    const app = createApp({ transport: fixture.transport, queue: q, logger: silentLogger });
     await app.publish(URN, { which: 'late' }, { delayMs: 2500 });
     await app.publish(URN, { which: 'now' });
     const [first, second] = await raw.take(q, 2, 30_000);
@@ -81,7 +66,7 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
 
   it('Pulsar honours a delay only on Shared and Key_Shared: an Exclusive subscription gets a delayed message at once', async () => {
     const q = queue('delay-exclusive');
-    const app = createApp({ transport, queue: q, logger: silentLogger });
+    const app = createApp({ transport: fixture.transport, queue: q, logger: silentLogger });
     await app.publish(URN, {}, { delayMs: 120_000 });
     // Well inside the two minutes: the broker did not hold it for this subscription type.
     const [got] = await raw.take(q, 1, 30_000, 'Exclusive');
@@ -91,7 +76,7 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
   it('publishRaw writes the bytes and the given properties only', async () => {
     const q = queue('raw');
     const body = Buffer.from([0xff, 0x00, 0x7b]);
-    await transport.publishRaw(q, body, { 'x-tool': 'redrive' });
+    await fixture.transport.publishRaw(q, body, { 'x-tool': 'redrive' });
     const [got] = await raw.take(q, 1);
     assert.ok(got!.body.equals(body), 'the bytes as given');
     assert.deepEqual(got!.properties, { 'x-tool': 'redrive' });
@@ -114,24 +99,24 @@ describe('Pulsar produce', { skip: lab.skip }, () => {
 
   it('browse peeks the subscription backlog without consuming; purge empties it and counts', async () => {
     const q = queue('browse');
-    const app = createApp({ transport, queue: q, logger: silentLogger });
+    const app = createApp({ transport: fixture.transport, queue: q, logger: silentLogger });
     await app.publish(URN, { n: 1 });
     await app.publish(URN, { n: 2 });
     await app.publish(URN, { n: 3 });
-    const bodies = await transport.browse(q, 2);
+    const bodies = await fixture.transport.browse(q, 2);
     assert.deepEqual(bodies.map((b) => JSON.parse(b.toString('utf8')).data.n), [1, 2]);
-    assert.equal((await transport.browse(q, 10)).length, 3);
+    assert.equal((await fixture.transport.browse(q, 10)).length, 3);
     assert.equal(await raw.backlog(q), 3, 'browsing consumed nothing');
-    assert.equal(await transport.purge(q), 3);
+    assert.equal(await fixture.transport.purge(q), 3);
     await raw.waitForBacklog(q, 0);
-    assert.deepEqual(await transport.browse(uniqueQueue('bq-pulsar-absent'), 5), [], 'a missing topic browses as empty');
-    assert.equal(await transport.purge(uniqueQueue('bq-pulsar-absent')), 0);
+    assert.deepEqual(await fixture.transport.browse(uniqueQueue('bq-pulsar-absent'), 5), [], 'a missing topic browses as empty');
+    assert.equal(await fixture.transport.purge(uniqueQueue('bq-pulsar-absent')), 0);
   });
 
   it('a queue name with "/" is refused; a full topic name is used as is', async () => {
-    await assert.rejects(createApp({ transport, queue: 'a/b', logger: silentLogger }).publish(URN, {}), /local name/);
+    await assert.rejects(createApp({ transport: fixture.transport, queue: 'a/b', logger: silentLogger }).publish(URN, {}), /local name/);
     const local = queue('full');
-    const app = createApp({ transport, queue: `persistent://public/default/${local}`, logger: silentLogger });
+    const app = createApp({ transport: fixture.transport, queue: `persistent://public/default/${local}`, logger: silentLogger });
     await app.publish(URN, {});
     assert.equal((await raw.take(local, 1)).length, 1);
   });

@@ -27,7 +27,7 @@ describe('README', { skip: lab.skip }, () => {
       assert.deepEqual(out.trim().split('\n'), ['order 1042 attempt 1', 'order 1043 attempt 1']);
       // Acknowledgements reach the stats asynchronously: poll, bounded.
       let backlog = -1;
-      for (const until = Date.now() + 10_000; backlog !== 0 && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      for (const until = Date.now() + 60_000; backlog !== 0 && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
         const stats = (await fetch(`${lab.url}/admin/v2/persistent/public/${namespace}/readme-orders/stats`).then((r) => r.json())) as any;
         backlog = stats.subscriptions.babelqueue.msgBacklog;
       }

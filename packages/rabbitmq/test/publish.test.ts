@@ -1,35 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { silentLogger } from '@babelqueue/core';
 import { PublishNotConfirmedError, RabbitMqTransport, RabbitMqUnavailableError } from '@babelqueue/rabbitmq';
-import { envelope, Raw, rabbit, uniqueQueue } from './support/rabbit.js';
+import { publishFixture } from './support/publish-fixture.js';
+import { envelope, rabbit } from './support/rabbit.js';
 
 describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
-  const url = rabbit.url!;
-  let raw: Raw;
-  let transport: RabbitMqTransport;
-  const queues: string[] = [];
-  const queue = (prefix: string) => {
-    const name = uniqueQueue(prefix);
-    queues.push(name);
-    return name;
-  };
-
-  before(async () => {
-    raw = await Raw.open(url);
-    transport = new RabbitMqTransport({ url, logger: silentLogger });
-  });
-  after(async () => {
-    await transport.close();
-    await raw.cleanup(...queues);
-    await raw.close();
-  });
+  const fixture = publishFixture();
+  const { url, queue } = fixture;
 
   it('puts the envelope bytes and the native projection on the wire (read back with plain amqplib)', async () => {
     const q = queue('bq-rmq-wire');
     const { body, projection } = envelope('urn:babel:orders:created', { order_id: 1042, note: 'é ✓' }, q);
-    await transport.publish({ body, queue: q, projection, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-    const [message, ...rest] = await raw.drain(q);
+    await fixture.transport.publish({ body, queue: q, projection, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const [message, ...rest] = await fixture.raw.drain(q);
     assert.equal(rest.length, 0);
     assert.ok(message, "message");
     assert.ok(message.content.equals(body), 'body is byte-identical');
@@ -54,73 +38,73 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
   it('declares the queue durable, non-exclusive and non-auto-delete', async () => {
     const q = queue('bq-rmq-durable');
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
-    await transport.publish({ body, queue: q, projection });
+    await fixture.transport.publish({ body, queue: q, projection });
     // Re-declaring with the same properties succeeds; any other durability is refused (406).
-    await raw.channel.assertQueue(q, { durable: true, exclusive: false, autoDelete: false });
-    const probe = await raw.model.createChannel();
+    await fixture.raw.channel.assertQueue(q, { durable: true, exclusive: false, autoDelete: false });
+    const probe = await fixture.raw.model.createChannel();
     probe.on('error', () => undefined);
     await assert.rejects(probe.assertQueue(q, { durable: false }), /PRECONDITION_FAILED/);
   });
 
   it('delays a publish through the <queue>.delay.<ms> holding queue', async () => {
     const q = queue('bq-rmq-delayed');
-    queues.push(`${q}.delay.400`, `${q}.delay.600000`);
+    fixture.alsoDelete(`${q}.delay.400`, `${q}.delay.600000`);
     // "Not there yet" is checked on a delay no round trip can reach; arrival on a short one.
     const far = envelope('urn:babel:t:x', { far: true }, q);
-    await transport.publish({ ...far, queue: q, delayMs: 600_000 });
-    assert.equal(await raw.count(`${q}.delay.600000`), 1, 'held in its holding queue');
-    assert.equal(await raw.count(q), 0, 'not there before the delay');
+    await fixture.transport.publish({ ...far, queue: q, delayMs: 600_000 });
+    assert.equal(await fixture.raw.count(`${q}.delay.600000`), 1, 'held in its holding queue');
+    assert.equal(await fixture.raw.count(q), 0, 'not there before the delay');
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
     const started = Date.now();
-    await transport.publish({ body, queue: q, projection, delayMs: 400 });
-    await raw.waitForCount(q, 1, 20_000);
+    await fixture.transport.publish({ body, queue: q, projection, delayMs: 400 });
+    await fixture.raw.waitForCount(q, 1, 20_000);
     const waited = Date.now() - started;
     // Not before the delay; how much later depends on the machine's load, so no upper bound.
     assert.ok(waited >= 390, `arrived after ${waited} ms`);
-    const [message] = await raw.drain(q);
+    const [message] = await fixture.raw.drain(q);
     assert.ok(message!.content.equals(body), "message!.content.equals(body)");
     assert.equal(message!.properties.type, 'urn:babel:t:x');
-    assert.equal(await raw.count(`${q}.delay.600000`), 1, 'the far one still waits');
+    assert.equal(await fixture.raw.count(`${q}.delay.600000`), 1, 'the far one still waits');
   });
 
   it('rejects a publish the broker refuses (basic.nack) instead of resolving', async () => {
     const q = queue('bq-rmq-full');
-    await raw.channel.assertQueue(q, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
+    await fixture.raw.channel.assertQueue(q, { durable: true, arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' } });
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
-    await assert.rejects(transport.publish({ body, queue: q, projection }), (error: unknown) => {
+    await assert.rejects(fixture.transport.publish({ body, queue: q, projection }), (error: unknown) => {
       assert.ok(error instanceof PublishNotConfirmedError, "error instanceof PublishNotConfirmedError");
       assert.match(error.message, /refused it \(basic\.nack\)/);
       return true;
     });
     // The channel survives: the next publish elsewhere works.
     const ok = queue('bq-rmq-after-nack');
-    await transport.publish({ body, queue: ok, projection });
-    assert.equal(await raw.count(ok), 1);
+    await fixture.transport.publish({ body, queue: ok, projection });
+    assert.equal(await fixture.raw.count(ok), 1);
   });
 
   it('fails a publish whose queue was deleted after it was declared (mandatory + return), then declares it again', async () => {
     const q = queue('bq-rmq-vanished');
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
-    await transport.publish({ body, queue: q, projection });
-    await raw.channel.deleteQueue(q);
-    await assert.rejects(transport.publish({ body, queue: q, projection }), /unroutable/);
-    await transport.publish({ body, queue: q, projection });
-    assert.equal(await raw.count(q), 1);
+    await fixture.transport.publish({ body, queue: q, projection });
+    await fixture.raw.channel.deleteQueue(q);
+    await assert.rejects(fixture.transport.publish({ body, queue: q, projection }), /unroutable/);
+    await fixture.transport.publish({ body, queue: q, projection });
+    assert.equal(await fixture.raw.count(q), 1);
   });
 
   it('uses a queue the user declared with other arguments (a native DLX) as it is', async () => {
     const q = queue('bq-rmq-native-dlx');
     const nativeDlq = queue('bq-rmq-native-dlx-target');
-    await raw.channel.assertQueue(nativeDlq, { durable: true });
-    await raw.channel.assertQueue(q, {
+    await fixture.raw.channel.assertQueue(nativeDlq, { durable: true });
+    await fixture.raw.channel.assertQueue(q, {
       durable: true,
       arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': nativeDlq, 'x-message-ttl': 100 },
     });
     const { body, projection } = envelope('urn:babel:t:x', {}, q);
-    await transport.publish({ body, queue: q, projection });
+    await fixture.transport.publish({ body, queue: q, projection });
     // The broker's own dead-lettering (TTL expiry here) still moves it.
-    await raw.waitForCount(nativeDlq, 1, 20_000);
-    const [message] = await raw.drain(nativeDlq);
+    await fixture.raw.waitForCount(nativeDlq, 1, 20_000);
+    const [message] = await fixture.raw.drain(nativeDlq);
     assert.ok(message!.content.equals(body), "message!.content.equals(body)");
   });
 
@@ -130,7 +114,7 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
       const q = queue('bq-rmq-noconfirm');
       const { body, projection } = envelope('urn:babel:t:x', {}, q);
       await Promise.all(Array.from({ length: 50 }, () => fast.publish({ body, queue: q, projection })));
-      await raw.waitForCount(q, 50);
+      await fixture.raw.waitForCount(q, 50);
     } finally {
       await fast.close();
     }
@@ -139,17 +123,17 @@ describe('RabbitMQ publish', { skip: rabbit.skip }, () => {
   it('publishRaw writes bytes as they are; browse reads without consuming; purge empties', async () => {
     const q = queue('bq-rmq-tools');
     const records = [Buffer.from('{"raw":"x","dead_letter":{}}'), Buffer.from('{"a":1}'), Buffer.from('{"b":2}')];
-    for (const record of records) await transport.publishRaw(q, record, { traceparent: 'tp' });
-    const browsed = await transport.browse(q, 2);
+    for (const record of records) await fixture.transport.publishRaw(q, record, { traceparent: 'tp' });
+    const browsed = await fixture.transport.browse(q, 2);
     assert.deepEqual(browsed.map(String), records.slice(0, 2).map(String));
-    assert.equal(await raw.count(q), 3, 'browsing consumed nothing');
-    assert.deepEqual((await transport.browse(q, 10)).map(String), records.map(String), 'in the original order');
-    assert.equal(await transport.purge(q), 3);
-    assert.equal(await raw.count(q), 0);
-    assert.deepEqual(await transport.browse('bq-rmq-no-such-queue', 5), []);
-    assert.equal(await transport.purge('bq-rmq-no-such-queue'), 0);
-    await transport.publishRaw(q, records[0]!);
-    const [message] = await raw.drain(q);
+    assert.equal(await fixture.raw.count(q), 3, 'browsing consumed nothing');
+    assert.deepEqual((await fixture.transport.browse(q, 10)).map(String), records.map(String), 'in the original order');
+    assert.equal(await fixture.transport.purge(q), 3);
+    assert.equal(await fixture.raw.count(q), 0);
+    assert.deepEqual(await fixture.transport.browse('bq-rmq-no-such-queue', 5), []);
+    assert.equal(await fixture.transport.purge('bq-rmq-no-such-queue'), 0);
+    await fixture.transport.publishRaw(q, records[0]!);
+    const [message] = await fixture.raw.drain(q);
     assert.equal(message!.properties.deliveryMode, 2);
     assert.equal(message!.properties.contentType, 'application/json');
   });

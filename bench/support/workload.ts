@@ -1,0 +1,35 @@
+/**
+ * The work every broker bench does, on both sides alike: the same message
+ * (one URN, a small order, about 330 bytes as an envelope), made and encoded
+ * per message as the App does, on queues of the bench's own, with a bounded
+ * number of sends in flight; the App side handles it with a no-op handler.
+ */
+import { createApp, EnvelopeCodec, envelopeProjection, silentLogger, type Transport } from '@babelqueue/core';
+
+export const URN = 'urn:babel:orders:created';
+export const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
+
+/** Message `i` for `queue` as the App makes it: the envelope, its bytes and its projection. */
+export function encoded(queue: string, i: number) {
+  const envelope = EnvelopeCodec.make(URN, { ...DATA, i }, { queue });
+  return { envelope, body: Buffer.from(EnvelopeCodec.encode(envelope)), projection: envelopeProjection(envelope) };
+}
+
+/** The App as the benches measure it: on `transport` and `queue`, a no-op handler for URN, no logging. */
+export function benchApp(transport: Transport, queue: string) {
+  return createApp({ transport, queue, logger: silentLogger }).handle(URN, () => undefined);
+}
+
+let made = 0;
+/** A queue name no other run or measurement uses: `bq-bench-<label>-<pid>-<time>-<n>`. */
+export const benchQueue = (label: string) => `bq-bench-${label}-${process.pid}-${Date.now().toString(36)}-${made++}`;
+
+/** Runs `task(i)` for i < count with at most `window` in flight. */
+export async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(window, count) }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
