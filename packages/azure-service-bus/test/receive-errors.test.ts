@@ -16,6 +16,8 @@ function failingReceiver(errors: Error[]): ServiceBusReceiver & { calls: number 
     receiveMessages: async () => {
       const error = errors[fake.calls++];
       if (error !== undefined) throw error;
+      // As the SDK does, an empty receive waits (a little) instead of answering at once.
+      await new Promise((resolve) => setTimeout(resolve, 5));
       return [];
     },
     close: async () => {
