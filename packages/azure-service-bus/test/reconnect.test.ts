@@ -76,6 +76,7 @@ describe('the Service Bus binding across a connection cut', () => {
       releaseFirst();
       stop.abort();
       await within(running, 30_000, 'run() to stop after abort');
+      await app.close();
       await raw.close();
       await client.close();
     }

@@ -252,7 +252,10 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     },
     close: async () => {
       clearTimeout(timer);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A client still connected (or reconnecting) must not keep the stand-in open.
+      for (const socket of sockets) socket.destroy();
+      await closed;
     },
   };
 }
