@@ -34,7 +34,7 @@ describe('the Service Bus binding across a connection cut', () => {
     // Short operation timeouts: a settlement on the cut link fails in seconds instead of the
     // SDK's default 3 x 30 s (the runtime leaves that message for redelivery).
     const client = new ServiceBusClient(url, { retryOptions: { timeoutInMs: 2_000, maxRetries: 1, retryDelayInMs: 100 } });
-    const transport = new AzureServiceBusTransport({ client, logger, lockDurationMs: 2_000 });
+    const transport = new AzureServiceBusTransport({ client, logger, lockDurationMs: 2_000, maxLockRenewalMs: 3_000 });
     const app = createApp({ transport, queue, logger });
     const handled: number[] = [];
     let cutDone = false;
