@@ -3,7 +3,10 @@
  * same acknowledgement mode, in one run, alternating rounds. JSON out.
  *
  *   BABELQUEUE_RABBITMQ_URL=amqp://guest:guest@127.0.0.1:5672 \
- *     node --conditions=source --import tsx bench/rabbitmq/index.ts [messages] [prefetch] [rate]
+ *     node --conditions=source --import tsx bench/rabbitmq/index.ts [messages] [prefetch] [rate] [modes] [rounds=3]
+ *
+ * `modes` (default all): a comma list of publish, publishMany, consume,
+ * consumeBindingOnly, get, latency.
  *
  * - publish: persistent, publisher-confirmed, at most `prefetch` unconfirmed in
  *   flight. Raw: ConfirmChannel.sendToQueue with the projection's properties and
@@ -24,6 +27,9 @@
  *   publishes, prefetch `prefetch`; p50/p99/p99.9 from each message's due time.
  *
  * Medians over the rounds; CPU µs per message is this process's CPU time.
+ * Both sides are connected before the clock starts (raw: the connection; App:
+ * `transport.connect`); each opens its channel and the App declares its queue
+ * inside it, as a first publish does.
  */
 import { connect, type ConfirmChannel } from 'amqplib';
 import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
@@ -36,7 +42,8 @@ const PREFETCH = Number(process.argv[3] ?? 100);
 const RATE = Number(process.argv[4] ?? 1000);
 const GET_N = Math.max(100, Math.floor(N / 10));
 const LATENCY_N = RATE * 4;
-const ROUNDS = 3;
+const ROUNDS = Number(process.argv[6] ?? 3);
+const MODES = new Set((process.argv[5] ?? 'publish,publishMany,consume,consumeBindingOnly,get,latency').split(','));
 const URN = 'urn:babel:orders:created';
 const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 
@@ -91,7 +98,7 @@ async function rawPublishBatched(queue: string, count: number): Promise<void> {
   await channel.close();
 }
 
-async function appPublishMany(publisher: ReturnType<typeof app>, count: number): Promise<void> {
+async function appPublishMany(publisher: Awaited<ReturnType<typeof app>>, count: number): Promise<void> {
   for (let i = 0; i < count; i += PREFETCH) {
     await publisher.publishMany(URN, Array.from({ length: Math.min(PREFETCH, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
   }
@@ -124,8 +131,10 @@ async function rawGet(queue: string, count: number): Promise<void> {
   await channel.close();
 }
 
-function app(queue: string, mode: 'consume' | 'get') {
+async function app(queue: string, mode: 'consume' | 'get') {
   const transport = new RabbitMqTransport({ url: URL_, mode, logger: silentLogger });
+  // Connected before any clock starts, as the raw side's connection is.
+  await transport.connect({ timeoutMs: 10_000 });
   const instance = createApp({ transport, queue, logger: silentLogger });
   instance.handle(URN, () => undefined);
   return instance;
@@ -191,37 +200,55 @@ for (let round = 0; round < ROUNDS; round++) {
   const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
   for (const side of sides) {
     if (side === 'raw') {
-      // publish (confirmed), then consume what was published
       const rawQueue = await fresh('raw');
-      rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
-      rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
-      const bareQueue = await fresh('raw-bare');
-      await rawPublish(bareQueue, N);
-      rounds.consumeTransport.raw.push(await timed(N, () => rawConsume(bareQueue, N)));
-      const rawGetQueue = await fresh('raw-get');
-      await rawPublish(rawGetQueue, GET_N);
-      rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
-      const rawBatchQueue = await fresh('raw-batch');
-      rounds.publishMany.raw.push(await timed(N, () => rawPublishBatched(rawBatchQueue, N)));
-      if (round < 2) rounds.latency.raw.push(await rawLatency());
+      if (MODES.has('publish')) rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
+      // consume reads what publish wrote (or a fill when publish is not measured)
+      if (MODES.has('consume')) {
+        if (!MODES.has('publish')) await rawPublish(rawQueue, N);
+        rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
+      }
+      if (MODES.has('consumeBindingOnly')) {
+        const bareQueue = await fresh('raw-bare');
+        await rawPublish(bareQueue, N);
+        rounds.consumeTransport.raw.push(await timed(N, () => rawConsume(bareQueue, N)));
+      }
+      if (MODES.has('get')) {
+        const rawGetQueue = await fresh('raw-get');
+        await rawPublish(rawGetQueue, GET_N);
+        rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
+      }
+      if (MODES.has('publishMany')) {
+        const rawBatchQueue = await fresh('raw-batch');
+        rounds.publishMany.raw.push(await timed(N, () => rawPublishBatched(rawBatchQueue, N)));
+      }
+      if (MODES.has('latency') && round < 2) rounds.latency.raw.push(await rawLatency());
     } else {
       const appQueue = await fresh('app');
-      const publisher = app(appQueue, 'consume');
-      rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
-      rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
+      const publisher = await app(appQueue, 'consume');
+      if (MODES.has('publish')) rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
+      if (MODES.has('consume')) {
+        if (!MODES.has('publish')) await rawPublish(appQueue, N);
+        rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
+      }
       await publisher.close();
-      const bindingQueue = await fresh('binding');
-      await rawPublish(bindingQueue, N);
-      rounds.consumeTransport.app.push(await timed(N, () => transportConsume(bindingQueue, N)));
-      const appGetQueue = await fresh('app-get');
-      await rawPublish(appGetQueue, GET_N);
-      const getter = app(appGetQueue, 'get');
-      rounds.get.app.push(await timed(GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 })));
-      await getter.close();
-      const batcher = app(await fresh('app-batch'), 'consume');
-      rounds.publishMany.app.push(await timed(N, () => appPublishMany(batcher, N)));
-      await batcher.close();
-      if (round < 2) rounds.latency.app.push(await appLatency());
+      if (MODES.has('consumeBindingOnly')) {
+        const bindingQueue = await fresh('binding');
+        await rawPublish(bindingQueue, N);
+        rounds.consumeTransport.app.push(await timed(N, () => transportConsume(bindingQueue, N)));
+      }
+      if (MODES.has('get')) {
+        const appGetQueue = await fresh('app-get');
+        await rawPublish(appGetQueue, GET_N);
+        const getter = await app(appGetQueue, 'get');
+        rounds.get.app.push(await timed(GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 })));
+        await getter.close();
+      }
+      if (MODES.has('publishMany')) {
+        const batcher = await app(await fresh('app-batch'), 'consume');
+        rounds.publishMany.app.push(await timed(N, () => appPublishMany(batcher, N)));
+        await batcher.close();
+      }
+      if (MODES.has('latency') && round < 2) rounds.latency.app.push(await appLatency());
     }
   }
   for (const queue of queues.splice(0)) await admin.deleteQueue(queue);
@@ -229,18 +256,19 @@ for (let round = 0; round < ROUNDS; round++) {
 
 await model.close();
 
+const measured = <T>(mode: string, value: () => T): T | undefined => (MODES.has(mode) ? value() : undefined);
 console.log(JSON.stringify({
   bench: 'rabbitmq',
   messages: N,
   getMessages: GET_N,
   prefetch: PREFETCH,
   rounds: ROUNDS,
-  publishConfirmed: compare(rounds.publish.raw, rounds.publish.app),
-  publishMany: compare(rounds.publishMany.raw, rounds.publishMany.app),
-  consumePrefetch: compare(rounds.consume.raw, rounds.consume.app),
+  publishConfirmed: measured('publish', () => compare(rounds.publish.raw, rounds.publish.app)),
+  publishMany: measured('publishMany', () => compare(rounds.publishMany.raw, rounds.publishMany.app)),
+  consumePrefetch: measured('consume', () => compare(rounds.consume.raw, rounds.consume.app)),
   /** "app" here is the binding without the App runtime: RabbitMqTransport.consume acking each delivery. */
-  consumeBindingOnly: compare(rounds.consumeTransport.raw, rounds.consumeTransport.app),
-  basicGet: compare(rounds.get.raw, rounds.get.app),
-  latency: compareLatency(RATE, rounds.latency.raw, rounds.latency.app),
+  consumeBindingOnly: measured('consumeBindingOnly', () => compare(rounds.consumeTransport.raw, rounds.consumeTransport.app)),
+  basicGet: measured('get', () => compare(rounds.get.raw, rounds.get.app)),
+  latency: measured('latency', () => compareLatency(RATE, rounds.latency.raw, rounds.latency.app)),
   node: process.version,
 }, null, 2));

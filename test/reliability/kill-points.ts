@@ -16,10 +16,11 @@ export type KillPoint = (typeof KILL_POINTS)[number];
 export type KillKind = KillPoint | 'anytime';
 
 /** Messages from the controller to a worker (over the IPC channel). */
-export type ToWorker = { readonly type: 'arm'; readonly point: KillPoint } | { readonly type: 'stop' };
+export type ToWorker = { readonly type: 'arm'; readonly point: KillPoint } | { readonly type: 'go' } | { readonly type: 'stop' };
 
 /** Messages from a worker to the controller. */
 export type FromWorker =
+  | { readonly type: 'loaded' }
   | { readonly type: 'ready' }
   | { readonly type: 'memory'; readonly at: number; readonly heapUsed: number; readonly rss: number; readonly external: number };
 

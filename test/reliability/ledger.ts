@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -68,11 +68,13 @@ export class LedgerReader {
   }
 
   private readNew(path: string): string {
+    let offset = this.offsets.get(path) ?? 0;
+    // Most files (killed workers') never grow again: a stat, not a read, per poll.
+    if (statSync(path).size <= offset) return '';
     const fd = openSync(path, 'r');
     try {
       const chunks: Buffer[] = [];
-      let offset = this.offsets.get(path) ?? 0;
-      const buffer = Buffer.alloc(1 << 20);
+      const buffer = Buffer.allocUnsafe(1 << 16);
       for (;;) {
         const n = readSync(fd, buffer, 0, buffer.length, offset);
         if (n === 0) break;

@@ -44,7 +44,11 @@ export class WorkerBundle {
 export interface WorkerRecord {
   readonly id: string;
   readonly child: ChildProcess;
-  readonly startedAt: number;
+  readonly forkedAt: number;
+  /** When it had loaded its code and binding (it then waits to be told to consume). */
+  loadedAt?: number;
+  /** When the pool told it to consume (undefined while it is a spare). */
+  startedAt?: number;
   readyAt?: number;
   /** Set when the controller killed it (or told it to stop): its exit is expected. */
   killed?: { readonly kind: KillKind | 'stop'; readonly at: number };
@@ -61,10 +65,20 @@ export function startRefused(worker: WorkerRecord): boolean {
   return worker.killed === undefined && worker.readyAt === undefined && worker.exited?.code === START_REFUSED;
 }
 
-/** Starts, kills and stops worker processes, and tells the controller what they do. */
+/**
+ * Starts, kills and stops worker processes, and tells the controller what they do.
+ *
+ * A worker starts in two steps: the process loads its code and its binding
+ * (the slow part, about a second on two busy cores), says `loaded`, and waits
+ * until the pool tells it to consume. With `spares`, the pool keeps that many
+ * loaded workers waiting, as a supervisor with a pool of warm processes does,
+ * so a killed worker is replaced at once rather than a second later. A spare
+ * holds no connection and no message; it is never a kill's victim.
+ */
 export class WorkerPool {
   readonly all: WorkerRecord[] = [];
   private next = 0;
+  private readonly waiting: WorkerRecord[] = [];
 
   constructor(
     private readonly bundle: WorkerBundle,
@@ -73,14 +87,25 @@ export class WorkerPool {
       readonly onExit?: (worker: WorkerRecord) => void;
       readonly onMessage?: (worker: WorkerRecord, message: FromWorker) => void;
     } = {},
+    /** Loaded workers kept waiting (0 once the run winds down). */
+    public spares = 0,
   ) {}
 
-  /** Workers started and not exited. */
+  /** Workers started (told to consume) and not exited. */
   live(): WorkerRecord[] {
-    return this.all.filter((w) => w.exited === undefined);
+    return this.all.filter((w) => w.exited === undefined && w.startedAt !== undefined);
   }
 
+  /** Starts a worker: a waiting spare when there is one (then `seed` goes to the spare forked in its place). */
   start(seed: number): WorkerRecord {
+    const record = this.waiting.shift() ?? this.fork(seed);
+    record.startedAt = Date.now();
+    if (record.loadedAt !== undefined) this.send(record, { type: 'go' });
+    while (this.waiting.length < this.spares) this.waiting.push(this.fork((seed + this.next * 0x9e3779b9) >>> 0));
+    return record;
+  }
+
+  private fork(seed: number): WorkerRecord {
     const id = `w${String(this.next++).padStart(4, '0')}`;
     const spec: WorkerSpec = { ...this.base, id, seed };
     // Its stderr (a crash's stack trace) goes to its log file.
@@ -92,14 +117,21 @@ export class WorkerPool {
       cwd: ROOT,
     });
     closeSync(log);
-    const record: WorkerRecord = { id, child, startedAt: Date.now() };
+    const record: WorkerRecord = { id, child, forkedAt: Date.now() };
     child.on('message', (message: FromWorker) => {
+      if (message.type === 'loaded') {
+        record.loadedAt ??= Date.now();
+        // Told to start while it was still loading: it starts now.
+        if (record.startedAt !== undefined) this.send(record, { type: 'go' });
+      }
       if (message.type === 'ready') record.readyAt ??= Date.now();
       this.events.onMessage?.(record, message);
     });
     child.on('error', () => undefined);
     child.on('exit', (code, signal) => {
       record.exited = { at: Date.now(), code, signal };
+      const spare = this.waiting.indexOf(record);
+      if (spare >= 0) this.waiting.splice(spare, 1);
       this.events.onExit?.(record);
     });
     this.all.push(record);
@@ -121,15 +153,21 @@ export class WorkerPool {
     }, fallbackMs).unref();
   }
 
-  /** Stops every live worker gracefully (in-flight messages settle first); SIGKILL after `timeoutMs`. */
+  /** Stops every worker gracefully (in-flight messages settle first), spares too; SIGKILL after `timeoutMs`. */
   async stopAll(timeoutMs: number): Promise<void> {
-    await Promise.all(this.live().map((worker) => this.stop(worker, timeoutMs)));
+    await Promise.all(this.all.filter((w) => w.exited === undefined).map((worker) => this.stop(worker, timeoutMs)));
   }
 
   async stop(worker: WorkerRecord, timeoutMs: number): Promise<void> {
     if (worker.exited !== undefined) return;
     worker.killed ??= { kind: 'stop', at: Date.now() };
     const exited = new Promise<void>((resolve) => worker.child.once('exit', () => resolve()));
+    if (worker.startedAt === undefined) {
+      // A spare holds nothing (and may not listen yet): it just goes.
+      worker.child.kill('SIGKILL');
+      await exited;
+      return;
+    }
     this.send(worker, { type: 'stop' });
     const timer = setTimeout(() => worker.child.kill('SIGKILL'), timeoutMs);
     await exited;

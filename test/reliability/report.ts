@@ -71,7 +71,7 @@ export function judge(report: DriverReport): string[] {
 
 /** The per-broker summary row of the README table. */
 export function summaryRow(r: DriverReport): string[] {
-  if (r.skipped !== undefined) return [r.broker, 'skipped', '', '', '', '', '', '', '', ''];
+  if (r.skipped !== undefined) return [r.broker, 'skipped', '', '', '', '', '', '', '', '', ''];
   const c = r.chaos;
   const kills = c ? Object.values(c.kills).reduce((a, b) => a + b, 0) : 0;
   const restarts = c ? c.faults.filter((f) => f.kind === 'restart').length : 0;
@@ -89,11 +89,12 @@ export function summaryRow(r: DriverReport): string[] {
     c ? `${c.tally.duplicateEffects} + ${c.tally.duplicateRecords}` : '–',
     r.fuzz ? `${poison} (${fuzzBad} wrong)` : '–',
     c?.recovery.p99 !== undefined ? `${(c.recovery.p99 / 1000).toFixed(2)} s` : '–',
+    r.ms !== undefined ? `${Math.round(r.ms / 1000)} s` : '–',
     r.failures.length === 0 ? 'pass' : 'FAIL',
   ];
 }
 
-export const SUMMARY_HEADER = ['broker', 'messages', 'kills', 'restarts', 'cuts', 'lost', 'duplicates (effects + DLQ records)', 'poison handled (fuzz)', 'p99 recovery', 'verdict'];
+export const SUMMARY_HEADER = ['broker', 'messages', 'kills', 'restarts', 'cuts', 'lost', 'duplicates (effects + DLQ records)', 'poison handled (fuzz)', 'p99 recovery', 'time', 'verdict'];
 
 /** Prints the summary table and each broker's fuzz table. */
 export function printTable(report: Report): void {

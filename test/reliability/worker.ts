@@ -44,8 +44,10 @@ const dieAt = (point: KillPoint) => {
   process.kill(process.pid, 'SIGKILL');
 };
 const stop = new AbortController();
+let go: () => void = () => undefined;
 process.on('message', (message: ToWorker) => {
   if (message.type === 'arm') armed = message.point;
+  else if (message.type === 'go') go();
   else if (message.type === 'stop') stop.abort();
 });
 // The controller going away must not leave workers behind.
@@ -62,6 +64,16 @@ const keyOf = (body: Buffer): string => {
 };
 
 const driver = await loadDriver(spec.driver);
+// Loaded (the slow part of a start): wait until the pool starts this worker (a spare waits here).
+await new Promise<void>((resolve) => {
+  go = resolve;
+  stop.signal.addEventListener('abort', () => resolve(), { once: true });
+  send({ type: 'loaded' });
+});
+if (stop.signal.aborted) {
+  ledger.close();
+  process.exit();
+}
 const transport = watchSettlements(driver.transport({ url: spec.url, logger, queue: spec.queue, role: 'worker' }), {
   started(_delivery: Delivery, decision: Decision) {
     const point = decision.kind === 'dead-letter' ? 'dlq-write' : 'settle';

@@ -19,6 +19,11 @@ export class ChannelSlot<C extends Channel> {
     private readonly label: string,
   ) {}
 
+  /** The channel if it is open on `model` right now (no promise: the publish fast path). */
+  current(model: ChannelModel): C | undefined {
+    return this.model === model ? this.channel : undefined;
+  }
+
   /** The live channel, opened (and the connection awaited, with `wait`) if needed. */
   async get(wait: boolean): Promise<C> {
     const model = await this.connection.open(wait);

@@ -44,26 +44,31 @@ const SHORT_STRINGS = [
   ['messageId', 'message_id (meta.id)'],
 ] as const;
 
+/** The two contract headers that are AMQP integers. */
+const INTEGER_HEADERS = [SCHEMA_VERSION_HEADER, ATTEMPTS_HEADER] as const;
+
 /** The projection as amqplib publish options; `oversized` decides about a short string over 255 bytes. */
 function amqpProperties(
   projection: EnvelopeProjection,
   riders: Readonly<Record<string, string>> | undefined,
   oversized: (slot: string) => void,
 ): Options.Publish {
-  const projected: Options.Publish = { ...projectRabbitMq(projection, riders) };
+  // A fresh object (headers too) on every call: edited in place, not copied again.
+  const projected: Options.Publish = projectRabbitMq(projection, riders);
   for (const [key, slot] of SHORT_STRINGS) {
     const value = projected[key];
-    if (value !== undefined && Buffer.byteLength(value) > 255) {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: most values need no count.
+    if (value !== undefined && value.length * 3 > 255 && Buffer.byteLength(value) > 255) {
       oversized(slot);
       delete projected[key];
     }
   }
-  const headers: Record<string, unknown> = { ...projected.headers };
-  for (const key of [SCHEMA_VERSION_HEADER, ATTEMPTS_HEADER]) {
+  const headers = projected.headers as Record<string, unknown>;
+  for (const key of INTEGER_HEADERS) {
     const value = headers[key];
     if (typeof value === 'number') headers[key] = amqpInteger(value);
   }
-  return { ...projected, headers };
+  return projected;
 }
 
 /**

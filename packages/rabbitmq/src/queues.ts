@@ -29,6 +29,8 @@ export function delayQueue(target: string, delayMs: number): QueueSpec {
 export class QueueDeclarer {
   private readonly admin: ChannelSlot<Channel>;
   private readonly declared = new WeakMap<ChannelModel, Map<string, Promise<void>>>();
+  /** The declarations that succeeded, per connection: what a publish may skip awaiting. */
+  private readonly done = new WeakMap<ChannelModel, Set<string>>();
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(connection: ConnectionManager, private readonly logger: Logger) {
@@ -47,13 +49,31 @@ export class QueueDeclarer {
     const run = this.chain.then(() => this.declare(spec, wait));
     this.chain = run.catch(() => undefined);
     cache.set(spec.name, run);
-    run.catch(() => cache.delete(spec.name));
+    run.then(
+      () => {
+        if (cache.get(spec.name) !== run) return; // forgotten meanwhile
+        let done = this.done.get(model);
+        if (!done) {
+          done = new Set();
+          this.done.set(model, done);
+        }
+        done.add(spec.name);
+      },
+      () => cache.delete(spec.name),
+    );
     return run;
+  }
+
+  /** True when `name` was declared on `model` and not forgotten since. */
+  isDeclared(model: ChannelModel, name: string): boolean {
+    return this.done.get(model)?.has(name) === true;
   }
 
   /** Forgets a declaration (the queue turned out to be gone), so the next use declares it again. */
   forget(model: ChannelModel | undefined, name: string): void {
-    if (model) this.declared.get(model)?.delete(name);
+    if (!model) return;
+    this.declared.get(model)?.delete(name);
+    this.done.get(model)?.delete(name);
   }
 
   private async declare(spec: QueueSpec, wait: boolean): Promise<void> {

@@ -64,7 +64,8 @@ export function recordAttributes(record: Buffer, received: Attributes | undefine
  */
 export function messageBytes(bodyBytes: number, attributes: Attributes): number {
   let bytes = bodyBytes;
-  for (const [name, value] of Object.entries(attributes)) {
+  for (const name of Object.keys(attributes)) {
+    const value = attributes[name]!;
     bytes += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value.DataType ?? '', 'utf8');
     if (value.StringValue !== undefined) bytes += Buffer.byteLength(value.StringValue, 'utf8');
     if (value.BinaryValue !== undefined) bytes += value.BinaryValue.length;

@@ -165,26 +165,40 @@ export class Sender {
 }
 
 /**
+ * A character SQS does not carry: a control character other than tab, LF and
+ * CR, or U+FFFE / U+FFFF (SQS takes #x9, #xA, #xD, #x20–#xD7FF, #xE000–#xFFFD
+ * and #x10000–#x10FFFF; valid UTF-8 decodes to no lone surrogate).
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what it looks for
+const REFUSED = /[\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/;
+
+/**
  * The body as the text SQS carries, refused (never rewritten) when it is
- * empty, not valid UTF-8, or holds a character SQS rejects: a control
- * character other than tab, LF and CR, or U+FFFE / U+FFFF (SQS takes #x9, #xA,
- * #xD, #x20–#xD7FF, #xE000–#xFFFD and #x10000–#x10FFFF; valid UTF-8 holds no
- * surrogates). Checked on the bytes: cheaper than a Unicode regular expression.
+ * empty, not valid UTF-8, or holds a character SQS rejects ({@link REFUSED}).
+ * One scan of the decoded text (compiled to a tight loop by the regular
+ * expression engine); only a refused body is walked byte by byte, to name the
+ * offending character and its offset.
  */
 export function sqsText(body: Buffer): string {
   if (body.length === 0) throw new InvalidBodyError('the body is empty; SQS carries no empty message; nothing was sent');
   const text = decodeUtf8Strict(body);
   if (text === null) throw new InvalidBodyError('the body is not valid UTF-8; SQS carries text, and replacing bytes would corrupt it; nothing was sent');
+  if (REFUSED.test(text)) throw refusal(body);
+  return text;
+}
+
+/** The error naming the first character of `body` SQS refuses (there is one). */
+function refusal(body: Buffer): InvalidBodyError {
   for (let i = 0; i < body.length; i++) {
     const byte = body[i]!;
     const control = byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d;
     const nonCharacter = byte === 0xef && body[i + 1] === 0xbf && (body[i + 2] === 0xbe || body[i + 2] === 0xbf);
     if (control || nonCharacter) {
       const code = control ? byte : 0xfffe + (body[i + 2]! - 0xbe);
-      throw new InvalidBodyError(`the body holds U+${code.toString(16).toUpperCase().padStart(4, '0')} at byte ${i}, which SQS does not carry; nothing was sent`);
+      return new InvalidBodyError(`the body holds U+${code.toString(16).toUpperCase().padStart(4, '0')} at byte ${i}, which SQS does not carry; nothing was sent`);
     }
   }
-  return text;
+  return new InvalidBodyError('the body holds a character SQS does not carry; nothing was sent');
 }
 
 function asError(error: unknown): Error {

@@ -34,6 +34,12 @@ export interface ChaosTuning {
    * slack: the drain at the end waits at least this long for leftovers.
    */
   readonly redeliveryMs: number;
+  /**
+   * Messages published and not yet settled that the producer allows (its
+   * backlog bound; default 500). Messages stranded by kills wait out a
+   * reservation in it, so a broker with long waits needs a wider one.
+   */
+  readonly window?: number;
 }
 
 /**

@@ -45,8 +45,10 @@ const driver: BrokerDriver = {
     groupId: groupOf(target.queue),
     reinjectGroupId: reinjectGroupOf(target.queue),
     ...(target.role === 'reader' ? { ordering: 'none' as const } : { retryTiersMs: RETRY_TIERS_MS }),
-    // The broker's group.min.session.timeout.ms: a killed worker's partitions move on after this.
-    sessionTimeoutMs: 6_000,
+    // Workers: the broker's group.min.session.timeout.ms, so a killed worker's partitions move on
+    // after this. The DLQ reader is never killed: a longer session keeps it in its group on a
+    // loaded machine, where 6 s without a heartbeat had it rejoin again and again and read nothing.
+    sessionTimeoutMs: target.role === 'reader' ? 30_000 : 6_000,
     logger: target.logger,
   }),
   queue: (base) => base,

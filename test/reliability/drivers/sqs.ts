@@ -49,7 +49,7 @@ function refuses(body: Buffer): boolean {
 const driver: BrokerDriver = {
   name: 'sqs',
   lab: 'sqs',
-  description: `ElasticMQ (SQS API, in memory), visibility ${VISIBILITY_S} s renewed while handled, 1 s polls`,
+  description: `ElasticMQ (SQS API, queues and messages in its H2 file), visibility ${VISIBILITY_S} s renewed while handled, 1 s polls`,
   transport: (target) => new SqsTransport({
     endpoint: target.url,
     region: REGION,
@@ -71,16 +71,15 @@ const driver: BrokerDriver = {
   }),
   ports: (url) => [Number(new URL(url).port)],
   cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to ElasticMQ`,
-  noRestart: 'ElasticMQ runs in memory in the lab, so a restart would empty every queue (SQS itself is a managed service)',
   cleanup: (target, queues) => inspect(target, async (client) => {
     for (const queue of queues) {
       const url = await urlOf(client, queue).catch(() => undefined);
       if (url !== undefined) await client.send(new DeleteQueueCommand({ QueueUrl: url })).catch(() => undefined);
     }
   }),
-  // A worker loads the AWS SDK and resolves its queues before it consumes (over a second on
-  // two busy cores): kills every few hundred ms would leave no worker alive long enough to settle.
-  chaos: { workers: 3, concurrency: 8, killEveryMs: [1_500, 3_000], redeliveryMs: (VISIBILITY_S + 3) * 1000 },
+  // A spare worker has loaded the AWS SDK before it is needed, and a kill always leaves a worker
+  // consuming, so kills come every few hundred ms here too.
+  chaos: { workers: 3, concurrency: 8, killEveryMs: [300, 900], redeliveryMs: (VISIBILITY_S + 3) * 1000 },
   // ElasticMQ's default MaximumMessageSize is 256 KiB (SQS's own default); poison bodies stay under half of this.
   maxBodyBytes: 250_000,
   refuses,

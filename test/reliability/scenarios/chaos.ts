@@ -52,6 +52,7 @@ export interface ChaosResult {
   readonly leftover: Record<string, number>;
   readonly dlqLeftover: Record<string, number>;
   readonly recovery: { readonly samples: number; readonly p50?: number; readonly p99?: number; readonly max?: number };
+  readonly timing: ChaosTiming;
   /** Self-test only: the key deleted on purpose. */
   readonly stolen?: string;
   readonly ms: number;
@@ -59,7 +60,37 @@ export interface ChaosResult {
   readonly aborted?: string;
 }
 
-const PUBLISH_LANES = 8;
+/** Where a stream's time went, in ms (medians over the run's workers), to find what holds throughput down. */
+export interface ChaosTiming {
+  /** A worker process, from fork until its code and binding were loaded (a spare does this before it is needed). */
+  readonly loadMs?: number;
+  /** From being told to consume until consuming (connected, subscribed). */
+  readonly startMs?: number;
+  /** From consuming until its first handler began. */
+  readonly firstDeliveryMs?: number;
+  /** Workers consuming, on average over the stream. */
+  readonly meanLiveWorkers: number;
+  /** How long the producer was held because the backlog was full, and at a fault not started yet. */
+  readonly windowHeldMs: number;
+  readonly faultHeldMs: number;
+  /** First worker consuming → every message settled; the drain after it; reading the DLQ. */
+  readonly streamMs: number;
+  readonly drainMs: number;
+  readonly dlqMs: number;
+}
+
+const PUBLISH_LANES = 4;
+/** Messages per publishMany of a lane (at most: the window and the fault gate leave room for fewer). */
+const PUBLISH_BATCH = 25;
+/**
+ * Messages published and not settled that the producer allows by default:
+ * what kills strand waits out a reservation inside it, so it is several
+ * times what the workers hold (3 × 16 on Redis) plus what a kill every few
+ * hundred ms strands for a 3-5 s reservation.
+ */
+const WINDOW = 500;
+/** Loaded workers kept waiting under kills: kills come faster than a process loads. */
+const SPARES = 2;
 /** The broker faults of a stream: at which share of it settled, what. */
 const FAULT_PLAN: readonly (readonly [number, 'cut' | 'restart'])[] = [[0.25, 'cut'], [0.5, 'restart'], [0.75, 'cut']];
 const KILL_WEIGHTS: Readonly<Record<KillKind, number>> = { anytime: 40, handler: 15, effect: 15, settle: 15, 'dlq-write': 15 };
@@ -108,6 +139,7 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     }
   };
 
+  // Under kills a loaded spare waits, so a killed worker is replaced at once (see WorkerPool).
   const pool = new WorkerPool(context.bundle, { driver: driver.name, url: context.url, queue, mode: 'chaos', concurrency: tuning.concurrency, dir: context.dir }, {
     onExit(worker) {
       if (startRefused(worker)) {
@@ -120,33 +152,44 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
         killFaults.push({ kind: 'kill', at: worker.exited!.at, worker: worker.id });
       }
     },
-  });
+  }, options.kills ? SPARES : 0);
+  let windowHeldMs = 0;
+  let faultHeldMs = 0;
+  let liveSamples = 0;
+  let liveSum = 0;
 
   try {
     await driver.prepare?.(producerTarget, queue, dlq);
 
     // The producer keeps the backlog bounded, so publishing goes on for the
     // whole run and the faults hit publishes too.
-    const window = Math.max(200, tuning.workers * tuning.concurrency * 8);
+    const window = tuning.window ?? WINDOW;
     // The stream may not run past a planned fault that has not started yet
     // (a slow CLI, a restart still under way): it is held there until it has.
     let gate = options.faults ? Math.floor(options.messages * FAULT_PLAN[0]![0]) + window : Infinity;
     let nextKey = 0;
+    // Each lane publishes batches (app.publishMany, the broker's own batching); the items of a
+    // batch that failed are sent again, as a producer would (the rest went through).
     const lane = async () => {
       while (nextKey < options.messages && aborted === undefined) {
-        if (!options.sabotage && (nextKey - settled.size >= window || nextKey >= gate)) {
+        const room = Math.min(PUBLISH_BATCH, options.messages - nextKey, options.sabotage ? Infinity : Math.min(window - (nextKey - settled.size), gate - nextKey));
+        if (room <= 0) {
           await sleep(20);
           continue;
         }
-        const k = nextKey++;
-        for (;;) {
+        let pending = Array.from({ length: room }, () => nextKey++);
+        while (pending.length > 0) {
           try {
-            await producer.publish(JOB_URN, { k: String(k), s: scripts[k]! });
-            published += 1;
-            break;
+            await producer.publishMany(JOB_URN, pending.map((k) => ({ k: String(k), s: scripts[k]! })));
+            published += pending.length;
+            pending = [];
           } catch (error) {
             const name = error instanceof Error ? error.name : typeof error;
-            publishRejected[name] = (publishRejected[name] ?? 0) + 1;
+            const failed = (error as { failed?: readonly number[] }).failed;
+            const retry = failed === undefined ? pending : failed.map((i) => pending[i]!);
+            published += pending.length - retry.length;
+            publishRejected[name] = (publishRejected[name] ?? 0) + retry.length;
+            pending = retry;
             if (aborted !== undefined) return;
             await sleep(200);
           }
@@ -162,16 +205,20 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
       say(`self-test: deleted message ${stolen} on purpose`);
     }
 
+    let streamFrom = Date.now();
     const first = Array.from({ length: options.kills ? tuning.workers : 1 }, () => pool.start(seeds.int(2 ** 32)));
     for (const worker of first) {
       if (!(await pool.ready(worker, 180_000))) throw new Error(`worker ${worker.id} did not start consuming (see ${join(context.dir, `${worker.id}.log`)})`);
     }
+    streamFrom = Math.min(...first.map((w) => w.readyAt!));
 
     const killing = (async () => {
       while (options.kills && !finishing) {
         await sleep(killRng.between(tuning.killEveryMs[0], tuning.killEveryMs[1]));
         const candidates = pool.live().filter((w) => w.killed === undefined && w.readyAt !== undefined);
-        if (finishing || candidates.length === 0) continue;
+        // A kill leaves at least one worker consuming, as a supervisor's pool does: on a machine
+        // where a start takes seconds, kills would otherwise keep the queue without any worker.
+        if (finishing || candidates.length < 2) continue;
         const victim: WorkerRecord = killRng.pick(candidates);
         const kind = killRng.weighted(KILL_WEIGHTS);
         if (kind === 'anytime') pool.kill(victim);
@@ -181,7 +228,18 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     })();
 
     // A shared broker (another checkout's) keeps its other clients: only this run's connections are cut.
-    const cut = async () => ownsBroker(driver.lab)
+    // A cut whose own admin connection fails (a broker slow to answer on a loaded machine) is tried again.
+    const cut = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await cutOnce();
+        } catch (error) {
+          if (attempt === 3) throw error;
+          await sleep(2_000);
+        }
+      }
+    };
+    const cutOnce = async () => ownsBroker(driver.lab)
       ? driver.cut(producerTarget)
       : `ss -K on this run's own connections only (${driver.lab} is shared): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
     let faultsDone = !options.faults;
@@ -212,16 +270,28 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     })().finally(() => {
       faultsDone = true;
     });
+    // Awaited once the stream ends (a failed fault fails the row then); until then a rejection
+    // must not count as unhandled, which would end the whole suite's process.
+    faulting.catch(() => undefined);
+    killing.catch(() => undefined);
+    producing.catch(() => undefined);
 
     // Until every message is handled or dead-lettered, or nothing moves for too long.
     const stallMs = Math.max(180_000, tuning.redeliveryMs * 6);
     let lastSay = 0;
     const quietMs = Math.max(10_000, tuning.redeliveryMs * 2);
     let lastLook = 0;
+    let lastTick = Date.now();
     // Every planned fault runs, even when the stream outran it.
     while (settled.size < options.messages || published < options.messages || !faultsDone) {
       await sleep(250);
       poll();
+      const tick = Date.now() - lastTick;
+      lastTick += tick;
+      if (nextKey < options.messages && nextKey >= gate) faultHeldMs += tick;
+      else if (nextKey < options.messages && nextKey - settled.size >= window) windowHeldMs += tick;
+      liveSamples += 1;
+      liveSum += pool.live().filter((w) => w.readyAt !== undefined && w.killed === undefined).length;
       if (Date.now() - lastSay > 10_000) {
         lastSay = Date.now();
         const killed = pool.all.filter((w) => w.killed !== undefined && w.killed.kind !== 'stop').length;
@@ -243,10 +313,13 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
       }
     }
     finishing = true;
+    pool.spares = 0;
+    const streamMs = Date.now() - streamFrom;
     await killing;
     await faulting;
     await producing;
     await pool.stopAll(30_000);
+    const drainFrom = Date.now();
 
     // Nothing reserved forever: one clean worker takes whatever killed workers
     // left reserved once the broker hands it out again, until every place a
@@ -271,9 +344,26 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
       kills[kind] = (kills[kind] ?? 0) + 1;
     }
 
+    const dlqFrom = Date.now();
+    const drainMs = dlqFrom - drainFrom;
     const dead = await readAll(driver, context.url, dlq, 120_000, producerTarget.logger);
+    const dlqMs = Date.now() - dlqFrom;
     const records = dead.bodies.map(deadLetterRecord);
     const samples = recoveryTimes(events, [...killFaults, ...faultEvents]);
+    const timing: ChaosTiming = {
+      ...median('loadMs', pool.all.flatMap((w) => (w.loadedAt === undefined ? [] : [w.loadedAt - w.forkedAt]))),
+      ...median('startMs', pool.all.flatMap((w) => (w.readyAt === undefined || w.startedAt === undefined ? [] : [w.readyAt - w.startedAt]))),
+      ...median('firstDeliveryMs', firstDeliveries(pool.all, events)),
+      meanLiveWorkers: liveSamples === 0 ? 0 : Math.round((liveSum / liveSamples) * 10) / 10,
+      windowHeldMs,
+      faultHeldMs,
+      streamMs,
+      drainMs,
+      dlqMs,
+    };
+    say(`stream ${(streamMs / 1000).toFixed(1)} s (${Math.round(options.messages / (streamMs / 1000))} msgs/s), drain ${(drainMs / 1000).toFixed(1)} s, DLQ read ${(dlqMs / 1000).toFixed(1)} s; `
+      + `worker load ${timing.loadMs ?? '–'} ms, start ${timing.startMs ?? '–'} ms, first delivery ${timing.firstDeliveryMs ?? '–'} ms (medians); ${timing.meanLiveWorkers} workers consuming on average; `
+      + `producer held ${(windowHeldMs / 1000).toFixed(1)} s by its window, ${(faultHeldMs / 1000).toFixed(1)} s at faults; recovery p50 ${percentile(samples, 50) ?? '–'} ms`);
     return {
       tally: tally(scripts, events, records),
       published,
@@ -288,6 +378,7 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
       leftover,
       dlqLeftover: dead.left,
       recovery: { samples: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), max: percentile(samples, 100) },
+      timing,
       ...(stolen !== undefined ? { stolen } : {}),
       ms: Date.now() - started,
       ...(aborted !== undefined ? { aborted } : {}),
@@ -298,6 +389,22 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     await producer.close().catch(() => undefined);
     await driver.cleanup(producerTarget, [queue, dlq]).catch(() => undefined);
   }
+}
+
+/** `{ [name]: median }`, or nothing when there are no values. */
+function median(name: string, values: readonly number[]): Record<string, number> {
+  const m = percentile(values, 50);
+  return m === undefined ? {} : { [name]: m };
+}
+
+/** For each worker that consumed: from consuming until its first handler began. */
+function firstDeliveries(workers: readonly WorkerRecord[], events: readonly LedgerEvent[]): number[] {
+  const first = new Map<string, number>();
+  for (const event of events) if (event.kind === 'B' && !(event.at >= (first.get(event.worker) ?? Infinity))) first.set(event.worker, event.at);
+  return workers.flatMap((w) => {
+    const at = first.get(w.id);
+    return w.readyAt === undefined || at === undefined ? [] : [Math.max(0, at - w.readyAt)];
+  });
 }
 
 /** The key and reason of one DLQ record of the chaos stream. */

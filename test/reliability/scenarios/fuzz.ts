@@ -159,7 +159,7 @@ export async function runFuzz(context: ScenarioContext, count: number): Promise<
       }
     };
     await Promise.all(Array.from({ length: PUBLISH_LANES }, lane));
-    say(`${count} bodies published; waiting for the worker`);
+    say(`${count} bodies published in ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for the worker`);
 
     // Until every body is settled; a worker that stops settling for two minutes has stalled.
     const waitBoundMs = Math.max(300_000, count * 60);
@@ -185,6 +185,7 @@ export async function runFuzz(context: ScenarioContext, count: number): Promise<
       await sleep(250);
     }
     finishing = true;
+    say(`settled ${((Date.now() - started) / 1000).toFixed(1)} s after the start`);
     await pool.stopAll(30_000);
     poll();
     const leftover = await waitEmpty(driver, target, queue, 60_000);

@@ -63,25 +63,41 @@ interface Step {
  * (poison?), reconcile attempts, route by URN, handler — and settles it with
  * the one decision the policy gives. Never throws: a settlement the broker
  * refuses is logged and left to the broker's redelivery (at-least-once).
+ *
+ * Not an async function: a delivery whose handler returned at once costs one
+ * promise (the settlement's), not a chain of async frames.
  */
-export async function processDelivery(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
+export function processDelivery(delivery: Delivery, ctx: ProcessorContext): Promise<void> {
   const scope = ctx.instrumentation?.delivery === undefined ? undefined : startScope(delivery, ctx);
   try {
     // A handler that returned synchronously gives its step without a promise hop.
     const step = run(delivery, ctx, scope);
-    await settleOne(delivery, ctx, scope, step instanceof Promise ? await step : step);
-  } catch (error) {
-    // A bug or a value no record can hold must not stop the worker or lose the message.
-    const ids = { queue: delivery.queue, bytes: delivery.body.length };
-    ctx.logger.error({ ...ids, ...thrownFields(error) }, 'unexpected error while settling; message left for redelivery');
-    await settleQuietly(delivery, { kind: 'unsettled', why: 'unexpected error' }, ctx, ids);
-    if (scope !== undefined) {
-      endScope(scope, ctx, { queue: delivery.queue, outcome: 'unexpected-error', decision: 'unsettled', attempts: 0, error });
+    if (step instanceof Promise) {
+      return step
+        .then((done) => settleOne(delivery, ctx, scope, done))
+        .then(undefined, (error: unknown) => unexpected(delivery, ctx, scope, error));
     }
+    return settleOne(delivery, ctx, scope, step);
+  } catch (error) {
+    return unexpected(delivery, ctx, scope, error);
   }
 }
 
-async function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined, step: Step): Promise<void> {
+/** A bug or a value no record can hold must not stop the worker or lose the message. */
+async function unexpected(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined, error: unknown): Promise<void> {
+  const ids = { queue: delivery.queue, bytes: delivery.body.length };
+  ctx.logger.error({ ...ids, ...thrownFields(error) }, 'unexpected error while settling; message left for redelivery');
+  await settleQuietly(delivery, { kind: 'unsettled', why: 'unexpected error' }, ctx, ids);
+  if (scope !== undefined) {
+    endScope(scope, ctx, { queue: delivery.queue, outcome: 'unexpected-error', decision: 'unsettled', attempts: 0, error });
+  }
+}
+
+/**
+ * Decides and settles. What throws before the settlement is called is the
+ * caller's to catch; the promise it returns only rejects if the logger throws.
+ */
+function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined, step: Step): Promise<void> {
   const config = ctx.config(delivery.queue);
   const verdict = decide({
     outcome: step.outcome,
@@ -90,24 +106,48 @@ async function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: Deliv
     rules: ctx.transport.rules,
     capabilities: ctx.transport.capabilities,
   });
-  if (isTerminalFailure(verdict, step, config)) await hook(ctx, step);
+  if (isTerminalFailure(verdict, step, config)) {
+    return hook(ctx, step)
+      .then(() => execute(delivery, ctx, scope, step, verdict))
+      .then(undefined, (error: unknown) => unexpected(delivery, ctx, scope, error));
+  }
+  return execute(delivery, ctx, scope, step, verdict);
+}
+
+/** Reports the verdict and has the transport execute it; a refused settlement is handled here. */
+function execute(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined, step: Step, verdict: Verdict): Promise<void> {
   report(ctx, verdict, step, delivery);
   const decision = toDecision(verdict, delivery, step);
+  let settled: Promise<void>;
   try {
-    await delivery.settle(decision);
+    settled = Promise.resolve(delivery.settle(decision)); // the same promise when settle returned a native one
   } catch (error) {
-    const ids = identify(delivery, step);
-    if (error instanceof DeadLetterWriteError) {
-      ctx.logger.error({ ...ids, dlq: error.queue, ...thrownFields(error.cause) }, 'dead-letter write failed; message left for redelivery');
-      await settleQuietly(delivery, { kind: 'unsettled', why: 'dead-letter write failed' }, ctx, ids);
-      if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, { decision: 'unsettled', deadLetterWriteFailed: true }));
-      return;
-    }
-    ctx.logger.error({ ...ids, decision: decision.kind, ...thrownFields(error) }, 'settlement failed; the broker will redeliver');
-    if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, { settleFailed: true }));
+    return settleFailed(delivery, ctx, scope, step, verdict, decision, error);
+  }
+  return settled.then(
+    scope === undefined ? undefined : () => endScope(scope, ctx, settledEnd(delivery, step, verdict, {})),
+    (error: unknown) => settleFailed(delivery, ctx, scope, step, verdict, decision, error),
+  );
+}
+
+async function settleFailed(
+  delivery: Delivery,
+  ctx: ProcessorContext,
+  scope: DeliveryScope | undefined,
+  step: Step,
+  verdict: Verdict,
+  decision: Decision,
+  error: unknown,
+): Promise<void> {
+  const ids = identify(delivery, step);
+  if (error instanceof DeadLetterWriteError) {
+    ctx.logger.error({ ...ids, dlq: error.queue, ...thrownFields(error.cause) }, 'dead-letter write failed; message left for redelivery');
+    await settleQuietly(delivery, { kind: 'unsettled', why: 'dead-letter write failed' }, ctx, ids);
+    if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, { decision: 'unsettled', deadLetterWriteFailed: true }));
     return;
   }
-  if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, {}));
+  ctx.logger.error({ ...ids, decision: decision.kind, ...thrownFields(error) }, 'settlement failed; the broker will redeliver');
+  if (scope !== undefined) endScope(scope, ctx, settledEnd(delivery, step, verdict, { settleFailed: true }));
 }
 
 function startScope(delivery: Delivery, ctx: ProcessorContext): DeliveryScope | undefined {

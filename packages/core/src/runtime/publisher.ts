@@ -25,6 +25,8 @@ export interface PublishOptions {
 }
 
 const PUBLISH_KEYS = ['queue', 'traceId', 'delayMs', 'headers', 'key'] as const;
+/** The options of a call that passed none: nothing to check, no object per call. */
+const NO_OPTIONS: PublishOptions = Object.freeze({});
 
 /** What the publish side of an App needs. */
 export interface PublisherSettings {
@@ -50,7 +52,7 @@ export class Publisher {
   constructor(private readonly settings: PublisherSettings) {}
 
   /** One envelope; resolves with its `meta.id` once the broker has it. */
-  async publish(urn: string, data: object, options: PublishOptions = {}): Promise<string> {
+  async publish(urn: string, data: object, options: PublishOptions = NO_OPTIONS): Promise<string> {
     const { queue, delayMs } = this.check('publish options', options);
     if (this.settings.instrumentation?.publish === undefined) {
       const envelope = makeEnvelope(urn, data, queue, options.traceId);
@@ -78,7 +80,7 @@ export class Publisher {
    * order once the broker has every message; if any message failed, rejects
    * with a {@link PublishManyError} that lists every item's outcome.
    */
-  async publishMany(urn: string, items: readonly object[], options: PublishOptions = {}): Promise<string[]> {
+  async publishMany(urn: string, items: readonly object[], options: PublishOptions = NO_OPTIONS): Promise<string[]> {
     const { queue, delayMs } = this.check('publishMany options', options);
     if (!Array.isArray(items)) {
       throw new ConfigurationError(`publishMany items must be an array of payloads, got ${items === null ? 'null' : typeof items}`);
@@ -144,7 +146,7 @@ export class Publisher {
   }
 
   private check(what: string, options: PublishOptions): { queue: string; delayMs: number } {
-    checkOptionKeys(what, options, PUBLISH_KEYS);
+    if (options !== NO_OPTIONS) checkOptionKeys(what, options, PUBLISH_KEYS);
     const queue = options.queue ?? this.settings.queue;
     if (typeof queue !== 'string' || queue.trim() === '') {
       throw new ConfigurationError(`${what}.queue must be a non-blank string, got ${queue === null ? 'null' : typeof queue === 'string' ? '""' : typeof queue}`);

@@ -55,17 +55,17 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
     }
     if (stop.signal.aborted) return;
     spec.started();
+    // Made once per run, not per delivery.
+    const finished = () => {
+      active -= 1;
+    };
+    const failed = (error: unknown) => {
+      active -= 1;
+      throw error;
+    };
     const onDelivery = (delivery: Delivery): Promise<void> => {
       active += 1;
-      return spec.process(delivery, interrupt.signal).then(
-        () => {
-          active -= 1;
-        },
-        (error: unknown) => {
-          active -= 1;
-          throw error;
-        },
-      );
+      return spec.process(delivery, interrupt.signal).then(finished, failed);
     };
     const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal });
     const ended = consuming.then(() => true, () => true);
