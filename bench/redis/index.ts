@@ -37,7 +37,7 @@ import { RedisTransport, type RedisLayout } from '@babelqueue/redis';
 import { timed, type Sample } from '../support/measure.js';
 import { printReport, throughputMeasurement, throughputOf } from '../support/report.js';
 import { inTurn } from '../support/rounds.js';
-import { DATA, URN, windowed } from '../support/workload.js';
+import { benchQueue, DATA, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MESSAGES = Number(process.argv[2] ?? 10_000);
@@ -58,9 +58,6 @@ redis.call('LPOP', KEYS[3])
 return {job, reserved}`;
 
 const redis = new Redis(URL_);
-const stamp = `${process.pid}-${Date.now().toString(36)}`;
-let made = 0;
-const fresh = (label: string) => `bq-bench-${label}-${stamp}-${made++}`;
 
 function bodies(queue: string): Buffer[] {
   return Array.from({ length: N }, (_, i) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue }))));
@@ -84,7 +81,7 @@ async function cleanup(q: string): Promise<void> {
 }
 
 async function appPublish(layout: RedisLayout, c: number): Promise<Sample> {
-  const q = fresh(`${layout}-apppub`);
+  const q = benchQueue(`${layout}-apppub`);
   const transport = new RedisTransport({ url: URL_, layout, logger: silentLogger });
   const app = createApp({ transport, queue: q, logger: silentLogger });
   await transport.connect({ timeoutMs: 10_000 });
@@ -95,7 +92,7 @@ async function appPublish(layout: RedisLayout, c: number): Promise<Sample> {
 }
 
 async function rawPublish(layout: RedisLayout, c: number): Promise<Sample> {
-  const q = fresh(`${layout}-rawpub`);
+  const q = benchQueue(`${layout}-rawpub`);
   const client = new Redis(URL_);
   await client.ping();
   const run = await timed(N, () => windowed(N, c, (i) => {
@@ -110,7 +107,7 @@ async function rawPublish(layout: RedisLayout, c: number): Promise<Sample> {
 }
 
 async function appConsume(layout: RedisLayout, c: number): Promise<Sample> {
-  const q = fresh(`${layout}-appcon`);
+  const q = benchQueue(`${layout}-appcon`);
   await fill(layout, q);
   const transport = new RedisTransport({ url: URL_, layout, logger: silentLogger });
   const app = createApp({ transport, queue: q, logger: silentLogger });
@@ -126,7 +123,7 @@ async function appConsume(layout: RedisLayout, c: number): Promise<Sample> {
 }
 
 async function rawConsume(layout: RedisLayout, c: number): Promise<Sample> {
-  const q = fresh(`${layout}-rawcon`);
+  const q = benchQueue(`${layout}-rawcon`);
   await fill(layout, q);
   const client = new Redis(URL_);
   client.defineCommand('rawPop', { numberOfKeys: 3, lua: RAW_POP });
@@ -148,7 +145,7 @@ async function rawConsume(layout: RedisLayout, c: number): Promise<Sample> {
       }
       done++;
     }
-  })).then(() => undefined));
+  })));
   if (done !== N) throw new Error(`raw consumed ${done} of ${N}`);
   await client.quit();
   await cleanup(q);
@@ -156,7 +153,7 @@ async function rawConsume(layout: RedisLayout, c: number): Promise<Sample> {
 }
 
 async function bullPublish(c: number): Promise<Sample> {
-  const name = fresh('bull-pub');
+  const name = benchQueue('bull-pub');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   await queue.waitUntilReady();
@@ -168,7 +165,7 @@ async function bullPublish(c: number): Promise<Sample> {
 }
 
 async function bullConsume(c: number): Promise<Sample> {
-  const name = fresh('bull-con');
+  const name = benchQueue('bull-con');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   for (let i = 0; i < N; i += 1000) {
@@ -201,7 +198,7 @@ async function batches(send: (from: number, count: number) => Promise<unknown>):
 }
 
 async function appPublishMany(layout: RedisLayout): Promise<Sample> {
-  const q = fresh(`${layout}-appmany`);
+  const q = benchQueue(`${layout}-appmany`);
   const app = createApp({ transport: new RedisTransport({ url: URL_, layout, logger: silentLogger }), queue: q, logger: silentLogger });
   await app.publish(URN, DATA); // connected before the clock starts, as the raw client is
   const run = await timed(N, () => batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k })))));
@@ -211,7 +208,7 @@ async function appPublishMany(layout: RedisLayout): Promise<Sample> {
 }
 
 async function rawPublishMany(layout: RedisLayout): Promise<Sample> {
-  const q = fresh(`${layout}-rawmany`);
+  const q = benchQueue(`${layout}-rawmany`);
   const client = new Redis(URL_);
   await client.ping();
   const run = await timed(N, () => batches((from, count) => {
@@ -226,7 +223,7 @@ async function rawPublishMany(layout: RedisLayout): Promise<Sample> {
 }
 
 async function bullAddBulk(): Promise<Sample> {
-  const name = fresh('bull-bulk');
+  const name = benchQueue('bull-bulk');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   await queue.waitUntilReady();
