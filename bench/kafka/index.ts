@@ -28,11 +28,15 @@
  *   per record, acks=all; p50/p99/p99.9 from each record's due time.
  *
  * Alternating rounds, medians; CPU µs per message is this process's CPU time.
+ * Prints a Report (bench/support/report.ts).
  */
 import { Kafka, Partitioners, logLevel, type EachBatchPayload } from 'kafkajs';
 import { createApp, EnvelopeCodec, projectKafka, silentLogger } from '@babelqueue/core';
 import { KafkaTransport } from '@babelqueue/kafka';
-import { compare, compareLatency, OfferedLoad, Span, timed, type Latency, type Sample } from '../support/measure.js';
+import { OfferedLoad, Span, timed, type Latency, type Sample } from '../support/measure.js';
+import { latencyMeasurement, printReport } from '../support/report.js';
+import { Rounds } from '../support/rounds.js';
+import { benchApp, benchQueue, DATA, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_KAFKA_URL ?? 'kafka://127.0.0.1:9092';
 const N = Number(process.argv[2] ?? 20_000);
@@ -42,8 +46,6 @@ const RATE = Number(process.argv[5] ?? 1000);
 const LATENCY_N = RATE * 3;
 const MODES = new Set((process.argv[6] ?? 'produce,publishMany,consume,consumeBindingOnly,latency').split(','));
 const ROUNDS = Number(process.argv[7] ?? 3);
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const brokers = URL_.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
 
 const kafka = new Kafka({ brokers, clientId: 'bq-bench', logLevel: logLevel.NOTHING });
@@ -52,18 +54,10 @@ await admin.connect();
 const stamp = `${process.pid}-${Date.now().toString(36)}`;
 let topics = 0;
 const fresh = async (label: string) => {
-  const topic = `bq-bench-${label}-${stamp}-${topics++}`;
+  const topic = benchQueue(label);
   await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 1 }], waitForLeaders: true });
   return topic;
 };
-
-/** Runs `task(i)` for i < count with at most `window` in flight. */
-async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(window, count) }, async () => {
-    while (next < count) await task(next++);
-  }));
-}
 
 /** Connected before the clock starts. */
 async function rawProduce(topic: string): Promise<Sample> {
@@ -96,7 +90,7 @@ async function rawProduceBatched(topic: string): Promise<Sample> {
 }
 
 async function appPublishMany(topic: string): Promise<Sample> {
-  const app = createApp({ transport: new KafkaTransport({ url: URL_, logger: silentLogger }), queue: topic, logger: silentLogger });
+  const app = benchApp(new KafkaTransport({ url: URL_, logger: silentLogger }), topic);
   await app.publish(URN, { ...DATA, i: -1 }); // connects the producer before the clock starts, as the raw side does
   const sample = await timed(N, async () => {
     for (let i = 0; i < N; i += WINDOW) {
@@ -108,7 +102,7 @@ async function appPublishMany(topic: string): Promise<Sample> {
 }
 
 async function appProduce(topic: string): Promise<Sample> {
-  const app = createApp({ transport: new KafkaTransport({ url: URL_, logger: silentLogger }), queue: topic, logger: silentLogger });
+  const app = benchApp(new KafkaTransport({ url: URL_, logger: silentLogger }), topic);
   await app.publish(URN, { ...DATA, i: -1 }); // connects; one record more on the topic, consumed like the rest
   const sample = await timed(N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
   await app.close();
@@ -216,13 +210,8 @@ async function appLatency(): Promise<Latency> {
   }
 }
 
-const results = {
-  produce: { raw: [] as Sample[], app: [] as Sample[] },
-  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
-  consume: { raw: [] as Sample[], app: [] as Sample[] },
-  consumeBinding: { raw: [] as Sample[], app: [] as Sample[] },
-  latency: { raw: [] as Latency[], app: [] as Latency[] },
-};
+const rounds = new Rounds();
+const latency = { raw: [] as Latency[], app: [] as Latency[] };
 for (let round = 0; round < ROUNDS; round++) {
   const rawTopic = await fresh('raw');
   const appTopic = await fresh('app');
@@ -230,8 +219,8 @@ for (let round = 0; round < ROUNDS; round++) {
   const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
   if (MODES.has('produce')) {
     for (const side of sides) {
-      if (side === 'raw') results.produce.raw.push(await rawProduce(rawTopic));
-      else results.produce.app.push(await appProduce(appTopic));
+      if (side === 'raw') rounds.add('produce', 'raw', await rawProduce(rawTopic));
+      else rounds.add('produce', 'app', await appProduce(appTopic));
     }
   } else if (MODES.has('consume') || MODES.has('consumeBindingOnly')) {
     await rawProduceBatched(rawTopic);
@@ -239,23 +228,23 @@ for (let round = 0; round < ROUNDS; round++) {
   }
   if (MODES.has('consume')) {
     for (const side of sides) {
-      if (side === 'raw') results.consume.raw.push(await rawConsume(appTopic));
-      else results.consume.app.push(await appConsume(rawTopic));
+      if (side === 'raw') rounds.add('consume', 'raw', await rawConsume(appTopic));
+      else rounds.add('consume', 'app', await appConsume(rawTopic));
     }
   }
   // The binding alone beside raw, on the same records again (fresh groups).
   if (MODES.has('consumeBindingOnly')) {
     for (const side of sides) {
-      if (side === 'raw') results.consumeBinding.raw.push(await rawConsume(appTopic));
-      else results.consumeBinding.app.push(await transportConsume(rawTopic));
+      if (side === 'raw') rounds.add('consumeBindingOnly', 'raw', await rawConsume(appTopic));
+      else rounds.add('consumeBindingOnly', 'app', await transportConsume(rawTopic));
     }
   }
   const rawBatchTopic = await fresh('raw-batch');
   const appBatchTopic = await fresh('app-batch');
   if (MODES.has('publishMany')) {
     for (const side of sides) {
-      if (side === 'raw') results.publishMany.raw.push(await rawProduceBatched(rawBatchTopic));
-      else results.publishMany.app.push(await appPublishMany(appBatchTopic));
+      if (side === 'raw') rounds.add('publishMany', 'raw', await rawProduceBatched(rawBatchTopic));
+      else rounds.add('publishMany', 'app', await appPublishMany(appBatchTopic));
     }
   }
   await admin.deleteTopics({ topics: [rawTopic, appTopic, rawBatchTopic, appBatchTopic] }).catch(() => undefined);
@@ -263,23 +252,15 @@ for (let round = 0; round < ROUNDS; round++) {
 for (let round = 0; round < (MODES.has('latency') ? 2 : 0); round++) {
   const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
   for (const side of sides) {
-    if (side === 'raw') results.latency.raw.push(await rawLatency());
-    else results.latency.app.push(await appLatency());
+    if (side === 'raw') latency.raw.push(await rawLatency());
+    else latency.app.push(await appLatency());
   }
 }
 await admin.disconnect();
 
-console.log(JSON.stringify({
+// In consumeBindingOnly, "app" is the binding without the App runtime: KafkaTransport.consume acking each record.
+printReport({
   bench: 'kafka',
-  messages: N,
-  partitions: PARTITIONS,
-  produceWindow: WINDOW,
-  rounds: ROUNDS,
-  ...(MODES.has('produce') ? { produce: compare(results.produce.raw, results.produce.app) } : {}),
-  ...(MODES.has('publishMany') ? { publishMany: compare(results.publishMany.raw, results.publishMany.app) } : {}),
-  ...(MODES.has('consume') ? { consume: compare(results.consume.raw, results.consume.app) } : {}),
-  /** "app" here is the binding without the App runtime: KafkaTransport.consume acking each record. */
-  ...(MODES.has('consumeBindingOnly') ? { consumeBindingOnly: compare(results.consumeBinding.raw, results.consumeBinding.app) } : {}),
-  ...(MODES.has('latency') ? { latency: compareLatency(RATE, results.latency.raw, results.latency.app) } : {}),
-  node: process.version,
-}, null, 2));
+  params: { messages: N, partitions: PARTITIONS, produceWindow: WINDOW, rounds: ROUNDS },
+  measurements: [...rounds.measurements(), ...(MODES.has('latency') ? [latencyMeasurement('latency', RATE, latency)] : [])],
+});

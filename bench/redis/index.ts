@@ -23,16 +23,21 @@
  *   Queue.addBulk of the batch.
  * BullMQ (same Redis, once per concurrency and round): Queue.add with the same window,
  * and a Worker with a no-op processor at that concurrency.
- * Every round runs each side of each measurement once (App, raw, BullMQ
- * alternate), so a load swing on the busy machine hits all alike; the JSON
- * gives the median of the rounds with their min and max, and this process's
- * CPU µs per message (user + system; Redis's own CPU is not in it), which is
- * steadier than the rate.
+ * Every round runs each side of each measurement once, the side that goes
+ * first (App, raw, BullMQ) turning from round to round, so a load swing on the
+ * busy machine hits all alike. Prints a Report (bench/support/report.ts): the
+ * median of the rounds with their min and max, and this process's CPU µs per
+ * message (user + system; Redis's own CPU is not in it), which is steadier
+ * than the rate.
  */
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { RedisTransport, type RedisLayout } from '@babelqueue/redis';
+import { timed, type Sample } from '../support/measure.js';
+import { printReport, throughputMeasurement, throughputOf } from '../support/report.js';
+import { inTurn } from '../support/rounds.js';
+import { benchQueue, DATA, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MESSAGES = Number(process.argv[2] ?? 10_000);
@@ -40,8 +45,6 @@ const MESSAGES = Number(process.argv[2] ?? 10_000);
 let N = Math.min(2000, MESSAGES);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const MODES = (process.argv[4] ?? 'publish,consume,publishMany').split(',');
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
 const LAYOUTS: RedisLayout[] = ['legacy', 'zset'];
 const CONCURRENCY = [1, 16];
 
@@ -55,47 +58,9 @@ redis.call('LPOP', KEYS[3])
 return {job, reserved}`;
 
 const redis = new Redis(URL_);
-const stamp = `${process.pid}-${Date.now().toString(36)}`;
-let made = 0;
-const fresh = (label: string) => `bq-bench-${label}-${stamp}-${made++}`;
-
-/** One timed run: messages/s and this process's CPU (user + system) in µs per message. */
-interface Run {
-  readonly rate: number;
-  readonly cpuUs: number;
-}
-/** Times `body` (which handles N messages): wall clock for the rate, process CPU for the cost. */
-async function timed(body: () => Promise<void>): Promise<Run> {
-  const cpu = process.cpuUsage();
-  const start = performance.now();
-  await body();
-  const ms = performance.now() - start;
-  const used = process.cpuUsage(cpu);
-  return { rate: Math.round(N / (ms / 1000)), cpuUs: +((used.user + used.system) / N).toFixed(1) };
-}
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-/** Median, minimum and maximum of the rounds: the spread says how much the machine's noise swung. */
-const summary = (runs: Run[]) => ({
-  rate: Math.round(median(runs.map((r) => r.rate))),
-  cpuUs: +median(runs.map((r) => r.cpuUs)).toFixed(1),
-  rateMin: Math.min(...runs.map((r) => r.rate)),
-  rateMax: Math.max(...runs.map((r) => r.rate)),
-});
 
 function bodies(queue: string): Buffer[] {
   return Array.from({ length: N }, (_, i) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue }))));
-}
-
-/** Runs `task(i)` for i < N with at most `window` in flight. */
-async function windowed(window: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(window, N) }, async () => {
-    while (next < N) await task(next++);
-  }));
 }
 
 const readyKey = (layout: RedisLayout, q: string) => (layout === 'zset' ? `queues:${q}` : q);
@@ -115,22 +80,22 @@ async function cleanup(q: string): Promise<void> {
   if (keys.length > 0) await redis.del(...keys);
 }
 
-async function appPublish(layout: RedisLayout, c: number): Promise<Run> {
-  const q = fresh(`${layout}-apppub`);
+async function appPublish(layout: RedisLayout, c: number): Promise<Sample> {
+  const q = benchQueue(`${layout}-apppub`);
   const transport = new RedisTransport({ url: URL_, layout, logger: silentLogger });
   const app = createApp({ transport, queue: q, logger: silentLogger });
   await transport.connect({ timeoutMs: 10_000 });
-  const run = await timed(() => windowed(c, (i) => app.publish(URN, { ...DATA, i })));
+  const run = await timed(N, () => windowed(N, c, (i) => app.publish(URN, { ...DATA, i })));
   await app.close();
   await cleanup(q);
   return run;
 }
 
-async function rawPublish(layout: RedisLayout, c: number): Promise<Run> {
-  const q = fresh(`${layout}-rawpub`);
+async function rawPublish(layout: RedisLayout, c: number): Promise<Sample> {
+  const q = benchQueue(`${layout}-rawpub`);
   const client = new Redis(URL_);
   await client.ping();
-  const run = await timed(() => windowed(c, (i) => {
+  const run = await timed(N, () => windowed(N, c, (i) => {
     const body = Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue: q })));
     return layout === 'zset'
       ? client.pipeline().rpush(`queues:${q}`, body).rpush(`queues:${q}:notify`, '1').exec()
@@ -141,14 +106,14 @@ async function rawPublish(layout: RedisLayout, c: number): Promise<Run> {
   return run;
 }
 
-async function appConsume(layout: RedisLayout, c: number): Promise<Run> {
-  const q = fresh(`${layout}-appcon`);
+async function appConsume(layout: RedisLayout, c: number): Promise<Sample> {
+  const q = benchQueue(`${layout}-appcon`);
   await fill(layout, q);
   const transport = new RedisTransport({ url: URL_, layout, logger: silentLogger });
   const app = createApp({ transport, queue: q, logger: silentLogger });
   app.handle(URN, () => {});
   await transport.connect({ timeoutMs: 10_000 });
-  const run = await timed(async () => {
+  const run = await timed(N, async () => {
     const handled = await app.consume({ concurrency: c, maxMessages: N, idleMs: 5000 });
     if (handled !== N) throw new Error(`app consumed ${handled} of ${N}`);
   });
@@ -157,15 +122,15 @@ async function appConsume(layout: RedisLayout, c: number): Promise<Run> {
   return run;
 }
 
-async function rawConsume(layout: RedisLayout, c: number): Promise<Run> {
-  const q = fresh(`${layout}-rawcon`);
+async function rawConsume(layout: RedisLayout, c: number): Promise<Sample> {
+  const q = benchQueue(`${layout}-rawcon`);
   await fill(layout, q);
   const client = new Redis(URL_);
   client.defineCommand('rawPop', { numberOfKeys: 3, lua: RAW_POP });
   const pop = (client as unknown as { rawPopBuffer(...args: (string | number)[]): Promise<[Buffer, Buffer] | null> }).rawPopBuffer.bind(client);
   await client.ping();
   let done = 0;
-  const run = await timed(() => Promise.all(Array.from({ length: c }, async () => {
+  const run = await timed(N, () => Promise.all(Array.from({ length: c }, async () => {
     for (;;) {
       if (layout === 'legacy') {
         const body = await client.lmoveBuffer(q, `${q}:processing`, 'LEFT', 'RIGHT');
@@ -180,27 +145,27 @@ async function rawConsume(layout: RedisLayout, c: number): Promise<Run> {
       }
       done++;
     }
-  })).then(() => undefined));
+  })));
   if (done !== N) throw new Error(`raw consumed ${done} of ${N}`);
   await client.quit();
   await cleanup(q);
   return run;
 }
 
-async function bullPublish(c: number): Promise<Run> {
-  const name = fresh('bull-pub');
+async function bullPublish(c: number): Promise<Sample> {
+  const name = benchQueue('bull-pub');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   await queue.waitUntilReady();
-  const run = await timed(() => windowed(c, (i) => queue.add('job', { ...DATA, i }, { removeOnComplete: true })));
+  const run = await timed(N, () => windowed(N, c, (i) => queue.add('job', { ...DATA, i }, { removeOnComplete: true })));
   await queue.obliterate({ force: true });
   await queue.close();
   await connection.quit();
   return run;
 }
 
-async function bullConsume(c: number): Promise<Run> {
-  const name = fresh('bull-con');
+async function bullConsume(c: number): Promise<Sample> {
+  const name = benchQueue('bull-con');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   for (let i = 0; i < N; i += 1000) {
@@ -211,7 +176,7 @@ async function bullConsume(c: number): Promise<Run> {
   const finished = new Promise<void>((resolve) => (finish = resolve));
   const workerConnection = new Redis(URL_, { maxRetriesPerRequest: null });
   let worker!: Worker;
-  const run = await timed(async () => {
+  const run = await timed(N, async () => {
     worker = new Worker(name, async () => {}, { connection: workerConnection, concurrency: c });
     worker.on('completed', () => {
       if (++done === N) finish();
@@ -232,21 +197,21 @@ async function batches(send: (from: number, count: number) => Promise<unknown>):
   for (let i = 0; i < N; i += BATCH) await send(i, Math.min(BATCH, N - i));
 }
 
-async function appPublishMany(layout: RedisLayout): Promise<Run> {
-  const q = fresh(`${layout}-appmany`);
+async function appPublishMany(layout: RedisLayout): Promise<Sample> {
+  const q = benchQueue(`${layout}-appmany`);
   const app = createApp({ transport: new RedisTransport({ url: URL_, layout, logger: silentLogger }), queue: q, logger: silentLogger });
   await app.publish(URN, DATA); // connected before the clock starts, as the raw client is
-  const run = await timed(() => batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k })))));
+  const run = await timed(N, () => batches((from, count) => app.publishMany(URN, Array.from({ length: count }, (_, k) => ({ ...DATA, i: from + k })))));
   await app.close();
   await cleanup(q);
   return run;
 }
 
-async function rawPublishMany(layout: RedisLayout): Promise<Run> {
-  const q = fresh(`${layout}-rawmany`);
+async function rawPublishMany(layout: RedisLayout): Promise<Sample> {
+  const q = benchQueue(`${layout}-rawmany`);
   const client = new Redis(URL_);
   await client.ping();
-  const run = await timed(() => batches((from, count) => {
+  const run = await timed(N, () => batches((from, count) => {
     const batch = Array.from({ length: count }, (_, k) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i: from + k }, { queue: q }))));
     return layout === 'zset'
       ? client.pipeline().rpush(`queues:${q}`, ...batch).rpush(`queues:${q}:notify`, ...batch.map(() => '1')).exec()
@@ -257,12 +222,12 @@ async function rawPublishMany(layout: RedisLayout): Promise<Run> {
   return run;
 }
 
-async function bullAddBulk(): Promise<Run> {
-  const name = fresh('bull-bulk');
+async function bullAddBulk(): Promise<Sample> {
+  const name = benchQueue('bull-bulk');
   const connection = new Redis(URL_, { maxRetriesPerRequest: null });
   const queue = new Queue(name, { connection });
   await queue.waitUntilReady();
-  const run = await timed(() => batches((from, count) =>
+  const run = await timed(N, () => batches((from, count) =>
     queue.addBulk(Array.from({ length: count }, (_, k) => ({ name: 'job', data: { ...DATA, i: from + k }, opts: { removeOnComplete: true } })))));
   await queue.obliterate({ force: true });
   await queue.close();
@@ -271,10 +236,10 @@ async function bullAddBulk(): Promise<Run> {
 }
 
 type Side = 'app' | 'raw' | 'bullmq';
-const runs = new Map<string, Run[]>();
-const record = (key: string, run: Run) => {
+const runs = new Map<string, Sample[]>();
+const record = (key: string, run: Sample) => {
   runs.set(key, [...(runs.get(key) ?? []), run]);
-  process.stderr.write(`${key}: ${run.rate} msgs/s, ${run.cpuUs} µs CPU/msg\n`);
+  process.stderr.write(`${key}: ${run.msgsPerSec} msgs/s, ${run.cpuUsPerMsg} µs CPU/msg\n`);
 };
 const key = (mode: string, layout: string, c: number, side: Side) => `${mode} ${layout} c=${c} ${side}`;
 
@@ -294,59 +259,65 @@ for (const layout of LAYOUTS) {
 await bullConsume(16);
 N = MESSAGES;
 
-// Round after round, every side of every measurement once, so a load swing hits all alike.
+// Round after round, every side of every measurement once, so a load swing hits all alike;
+// round r starts with side r mod 3 (App, raw, BullMQ), so no side always goes first.
 for (let r = 0; r < ROUNDS; r++) {
   if (MODES.includes('publishMany')) {
-    for (const layout of LAYOUTS) {
-      record(key('publishMany', layout, BATCH, 'app'), await appPublishMany(layout));
-      record(key('publishMany', layout, BATCH, 'raw'), await rawPublishMany(layout));
-    }
-    record(key('publishMany', 'bullmq', BATCH, 'bullmq'), await bullAddBulk());
+    await inTurn(r, [
+      async () => {
+        for (const layout of LAYOUTS) record(key('publishMany', layout, BATCH, 'app'), await appPublishMany(layout));
+      },
+      async () => {
+        for (const layout of LAYOUTS) record(key('publishMany', layout, BATCH, 'raw'), await rawPublishMany(layout));
+      },
+      async () => record(key('publishMany', 'bullmq', BATCH, 'bullmq'), await bullAddBulk()),
+    ]);
   }
   for (const c of CONCURRENCY) {
-    for (const layout of LAYOUTS) {
-      if (MODES.includes('publish')) {
-        record(key('publish', layout, c, 'app'), await appPublish(layout, c));
-        record(key('publish', layout, c, 'raw'), await rawPublish(layout, c));
-      }
-      if (MODES.includes('consume')) {
-        record(key('consume', layout, c, 'app'), await appConsume(layout, c));
-        record(key('consume', layout, c, 'raw'), await rawConsume(layout, c));
-      }
+    if (MODES.includes('publish')) {
+      await inTurn(r, [
+        async () => {
+          for (const layout of LAYOUTS) record(key('publish', layout, c, 'app'), await appPublish(layout, c));
+        },
+        async () => {
+          for (const layout of LAYOUTS) record(key('publish', layout, c, 'raw'), await rawPublish(layout, c));
+        },
+        async () => record(key('publish', 'bullmq', c, 'bullmq'), await bullPublish(c)),
+      ]);
     }
-    if (MODES.includes('publish')) record(key('publish', 'bullmq', c, 'bullmq'), await bullPublish(c));
-    if (MODES.includes('consume')) record(key('consume', 'bullmq', c, 'bullmq'), await bullConsume(c));
+    if (MODES.includes('consume')) {
+      await inTurn(r, [
+        async () => {
+          for (const layout of LAYOUTS) record(key('consume', layout, c, 'app'), await appConsume(layout, c));
+        },
+        async () => {
+          for (const layout of LAYOUTS) record(key('consume', layout, c, 'raw'), await rawConsume(layout, c));
+        },
+        async () => record(key('consume', 'bullmq', c, 'bullmq'), await bullConsume(c)),
+      ]);
+    }
   }
 }
 
-const results = [];
+const measurements = [];
 for (const mode of MODES) {
   for (const layout of LAYOUTS) {
     // publishMany has no concurrency: its "concurrency" is the batch size.
     for (const c of mode === 'publishMany' ? [BATCH] : CONCURRENCY) {
-      const app = summary(runs.get(key(mode, layout, c, 'app'))!);
-      const raw = summary(runs.get(key(mode, layout, c, 'raw'))!);
-      const bullmq = summary(runs.get(key(mode, 'bullmq', c, 'bullmq'))!);
-      results.push({
-        mode,
-        layout,
-        concurrency: c,
-        app,
-        raw,
-        bullmq,
-        appToRaw: +(app.rate / raw.rate).toFixed(2),
-        appToBullmq: +(app.rate / bullmq.rate).toFixed(2),
-      });
+      measurements.push(
+        throughputMeasurement(`${mode} ${layout} c=${c}`, {
+          app: throughputOf(runs.get(key(mode, layout, c, 'app'))!),
+          raw: throughputOf(runs.get(key(mode, layout, c, 'raw'))!),
+          bullmq: throughputOf(runs.get(key(mode, 'bullmq', c, 'bullmq'))!),
+        }),
+      );
     }
   }
 }
 const info = await redis.info('server');
 await redis.quit();
-console.log(JSON.stringify({
-  benchmark: 'redis',
-  redis: /redis_version:(\S+)/.exec(info)?.[1],
-  messages: N,
-  rounds: ROUNDS,
-  unit: 'rate: messages/s (median of the rounds, min and max beside it); cpuUs: this process\'s CPU µs per message (median)',
-  results,
-}, null, 2));
+printReport({
+  bench: 'redis',
+  params: { redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown', messages: N, rounds: ROUNDS, modes: MODES.join(',') },
+  measurements,
+});

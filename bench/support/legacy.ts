@@ -1,8 +1,8 @@
 /**
  * Reads the JSON of the benches that do not print a Report (report.ts) yet
- * (kafka and rabbitmq through measure.ts's `compare`, redis, runtime) into
- * measurements, so that `npm run bench` tables every bench alike. Delete it
- * once the last of them prints a Report.
+ * (rabbitmq through measure.ts's `compare`, and runtime) into measurements,
+ * so that `npm run bench` tables every bench alike. Delete it once the last
+ * of them prints a Report.
  */
 import { throughputMeasurement, type LatencyFigures, type Measurement, type Throughput } from './report.js';
 
@@ -11,25 +11,21 @@ type Json = Record<string, unknown>;
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
 const obj = (x: unknown) => (typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Json) : undefined);
 
-/** `{ rate, cpuUs }` when both are numbers (rateMin/rateMax kept). */
-function throughput(x: unknown): Throughput | undefined {
-  const o = obj(x);
-  const rate = num(o?.rate);
-  const cpuUs = num(o?.cpuUs);
-  if (rate === undefined || cpuUs === undefined) return undefined;
-  const rateMin = num(o?.rateMin);
-  const rateMax = num(o?.rateMax);
-  return { rate, cpuUs, ...(rateMin !== undefined ? { rateMin } : {}), ...(rateMax !== undefined ? { rateMax } : {}) };
+/** `{ rate, cpuUs }` when both are numbers. */
+function throughput(rate: unknown, cpuUs: unknown): Throughput | undefined {
+  const r = num(rate);
+  const c = num(cpuUs);
+  return r === undefined || c === undefined ? undefined : { rate: r, cpuUs: c };
 }
 
-/** kafka, rabbitmq: one `compare()` object per mode at the top, and `latency` from `compareLatency()`. */
+/** rabbitmq: one `compare()` object per mode at the top, and `latency` from `compareLatency()`. */
 function fromCompare(result: Json): Measurement[] {
   const out: Measurement[] = [];
   for (const [mode, value] of Object.entries(result)) {
     const o = obj(value);
     if (o === undefined) continue;
-    const app = throughput({ rate: o.appMsgsPerSec, cpuUs: o.appCpuUsPerMsg });
-    const raw = throughput({ rate: o.rawMsgsPerSec, cpuUs: o.rawCpuUsPerMsg });
+    const app = throughput(o.appMsgsPerSec, o.appCpuUsPerMsg);
+    const raw = throughput(o.rawMsgsPerSec, o.rawCpuUsPerMsg);
     if (app !== undefined && raw !== undefined) out.push(throughputMeasurement(mode, { app, raw }));
     const offeredPerSec = num(o.offeredPerSec);
     if (offeredPerSec !== undefined && obj(o.app) !== undefined && obj(o.raw) !== undefined) {
@@ -39,24 +35,11 @@ function fromCompare(result: Json): Measurement[] {
   return out;
 }
 
-/** redis: `results: [{ mode, layout, concurrency, app, raw, bullmq }]`, each side `{ rate, cpuUs, rateMin, rateMax }`. */
-function fromRedis(results: unknown[]): Measurement[] {
-  return results.flatMap((element) => {
-    const o = obj(element) ?? {};
-    const app = throughput(o.app);
-    const raw = throughput(o.raw);
-    if (app === undefined || raw === undefined) return [];
-    const bullmq = throughput(o.bullmq);
-    const mode = [o.mode, o.layout, o.concurrency === undefined ? undefined : `c=${String(o.concurrency)}`].filter((x) => x !== undefined).join(' ');
-    return [throughputMeasurement(mode, { app, raw, ...(bullmq !== undefined ? { bullmq } : {}) })];
-  });
-}
-
 /** runtime: the App beside the bare loop, `appMsgsPerSec`/`bareMsgsPerSec` and `cpuMicrosPerMsg: { app, bare }`. */
 function fromRuntime(result: Json): Measurement[] {
   const cpu = obj(result.cpuMicrosPerMsg) ?? {};
-  const app = throughput({ rate: result.appMsgsPerSec, cpuUs: cpu.app });
-  const raw = throughput({ rate: result.bareMsgsPerSec, cpuUs: cpu.bare });
+  const app = throughput(result.appMsgsPerSec, cpu.app);
+  const raw = throughput(result.bareMsgsPerSec, cpu.bare);
   return app !== undefined && raw !== undefined ? [throughputMeasurement('consume (raw: the bare loop)', { app, raw })] : [];
 }
 
@@ -64,7 +47,6 @@ function fromRuntime(result: Json): Measurement[] {
 export function legacyMeasurements(result: unknown): Measurement[] {
   const o = obj(result);
   if (o === undefined) return [];
-  if (Array.isArray(o.results)) return fromRedis(o.results);
   if (num(o.bareMsgsPerSec) !== undefined) return fromRuntime(o);
   return fromCompare(o);
 }

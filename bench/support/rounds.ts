@@ -11,9 +11,12 @@ export type SideName = 'app' | 'raw' | 'bullmq';
 
 /** Runs `rounds` rounds of `sides`; round r starts with side r mod n and goes on in order. */
 export async function alternate(rounds: number, sides: readonly (() => Promise<void>)[]): Promise<void> {
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < sides.length; k++) await sides[(r + k) % sides.length]!();
-  }
+  for (let r = 0; r < rounds; r++) await inTurn(r, sides);
+}
+
+/** Round `round` of `sides` alone (for a bench whose rounds hold more than one such turn): side round mod n first, then in order. */
+export async function inTurn(round: number, sides: readonly (() => Promise<void>)[]): Promise<void> {
+  for (let k = 0; k < sides.length; k++) await sides[(round + k) % sides.length]!();
 }
 
 /** The timed runs of one bench, by measurement (in the order they first ran) and side. */

@@ -1,12 +1,12 @@
 // `npm run bench` reads every bench's JSON into one table: the Report shape
-// (bench/support/report.ts) and, until they move to it, the shapes the kafka,
-// rabbitmq, redis and runtime benches print. No broker: the JSON is made here.
+// (bench/support/report.ts) and, until they move to it, the shapes the
+// rabbitmq and runtime benches print. No broker: the JSON is made here.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { measurementsOf, table } from '../../bench/run.js';
 import { compare, compareLatency, type Latency, type Sample } from '../../bench/support/measure.js';
-import { isLatency, type Report, type ThroughputMeasurement } from '../../bench/support/report.js';
-import { alternate, Rounds } from '../../bench/support/rounds.js';
+import { isLatency, throughputMeasurement, throughputOf, type Report, type ThroughputMeasurement } from '../../bench/support/report.js';
+import { alternate, inTurn, Rounds } from '../../bench/support/rounds.js';
 
 const sample = (msgsPerSec: number, cpuUsPerMsg: number): Sample => ({ msgsPerSec, cpuUsPerMsg });
 const latency = (p50Ms: number): Latency => ({ p50Ms, p99Ms: p50Ms * 2, p999Ms: p50Ms * 3, maxMs: p50Ms * 4, samples: 100, unhandled: 0 });
@@ -19,6 +19,13 @@ describe('bench rounds and report', () => {
     const side = (name: string) => async () => void order.push(name);
     await alternate(3, [side('raw'), side('app')]);
     assert.deepEqual(order, ['raw', 'app', 'app', 'raw', 'raw', 'app']);
+  });
+
+  it('inTurn: one round of three sides starts with side round mod 3, so none always goes first', async () => {
+    const order: string[] = [];
+    const side = (name: string) => async () => void order.push(name);
+    for (let r = 0; r < 3; r++) await inTurn(r, [side('app'), side('raw'), side('bullmq')]);
+    assert.deepEqual(order, ['app', 'raw', 'bullmq', 'raw', 'bullmq', 'app', 'bullmq', 'app', 'raw']);
   });
 
   it('a Report: medians over the rounds, the slowest and fastest round, the ratios, read as they are', () => {
@@ -35,6 +42,18 @@ describe('bench rounds and report', () => {
     assert.match(tableOf(report), /\| publish \| 200 \| 100 \| 0\.50 \| 20\.0 \| 50\.0 \| 0\.40 \|/);
   });
 
+  it('a Report with a BullMQ side: its rate and App / BullMQ in the table', () => {
+    const measurement = throughputMeasurement('consume zset c=16', {
+      app: throughputOf([sample(900, 30)]),
+      raw: throughputOf([sample(1000, 27)]),
+      bullmq: throughputOf([sample(300, 90)]),
+    });
+    const report: Report = { bench: 'redis', params: { messages: 1 }, measurements: [measurement], node: 'v20' };
+    const [row] = throughputRows(JSON.parse(JSON.stringify(report)));
+    assert.equal(row!.appToBullmq, 3);
+    assert.match(tableOf(report), /\| consume zset c=16 \| 1,000 \| 900 \| 0\.90 \| 27\.0 \| 30\.0 \| 0\.90 \| 300 \| 3\.00 \|/);
+  });
+
   it('a measurement without both sides fails the bench rather than printing half a row', () => {
     const rounds = new Rounds();
     rounds.add('consume', 'app', sample(1, 1));
@@ -43,7 +62,7 @@ describe('bench rounds and report', () => {
 });
 
 describe('bench JSON of the shapes before the Report', () => {
-  it('kafka / rabbitmq: compare() per mode and compareLatency(), as rows and a latency line', () => {
+  it('rabbitmq: compare() per mode and compareLatency(), as rows and a latency line', () => {
     const result = {
       bench: 'rabbitmq',
       rounds: 3,
@@ -56,15 +75,6 @@ describe('bench JSON of the shapes before the Report', () => {
     const text = tableOf(result);
     assert.match(text, /\| publishConfirmed \| 1,000 \| 800 \| 0\.80 \| 40\.0 \| 50\.0 \| 0\.80 \|/);
     assert.match(text, /\| latency \| 1,000 \| 2\.0 \/ 4\.0 \/ 6\.0 \| 4\.0 \/ 8\.0 \/ 12\.0 \|/);
-  });
-
-  it('redis: results with app/raw/bullmq sides, labelled by mode, layout and concurrency, with the BullMQ columns', () => {
-    const side = (rate: number, cpuUs: number) => ({ rate, cpuUs, rateMin: rate - 1, rateMax: rate + 1 });
-    const result = { benchmark: 'redis', results: [{ mode: 'consume', layout: 'zset', concurrency: 16, app: side(900, 30), raw: side(1000, 27), bullmq: side(300, 90) }] };
-    const [row] = throughputRows(result);
-    assert.equal(row!.mode, 'consume zset c=16');
-    assert.equal(row!.appToBullmq, 3);
-    assert.match(tableOf(result), /\| consume zset c=16 \| 1,000 \| 900 \| 0\.90 \| 27\.0 \| 30\.0 \| 0\.90 \| 300 \| 3\.00 \|/);
   });
 
   it('runtime: the App beside the bare loop', () => {
