@@ -33,6 +33,8 @@ export interface StandIn {
 }
 
 const RAW = Symbol('raw message bytes');
+/** Destroying a socket with an error is what makes rhea end its connection (and its heartbeat timers); a plain destroy() leaves them running. */
+const DROPPED = new Error('connection dropped by the stand-in');
 
 /** What the stand-in knows about one of its sending links (a client's receiver). */
 interface Outgoing {
@@ -247,14 +249,14 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     namespace,
     dropConnections: () => {
       const cut = sockets.size;
-      for (const socket of sockets) socket.destroy();
+      for (const socket of sockets) socket.destroy(DROPPED);
       return cut;
     },
     close: async () => {
       clearTimeout(timer);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // A client still connected (or reconnecting) must not keep the stand-in open.
-      for (const socket of sockets) socket.destroy();
+      for (const socket of sockets) socket.destroy(DROPPED);
       await closed;
     },
   };
