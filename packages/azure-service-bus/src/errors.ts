@@ -29,3 +29,24 @@ export function isUnreachable(error: unknown): boolean {
     return false;
   }
 }
+
+/**
+ * Service Bus error codes no reconnect can fix: the credentials were refused,
+ * the entity does not exist or is disabled. A consume loop meeting one ends.
+ */
+const FATAL_CODES = new Set(['UnauthorizedAccess', 'UnauthorizedError', 'MessagingEntityNotFound', 'MessagingEntityDisabled']);
+
+/**
+ * Whether a receive failed for a reason that passes by itself: a cut or reset
+ * connection, a timeout, a busy namespace. The SDK reopens its connection and
+ * link on the next call. A link detached by a cut fails the pending receive
+ * with a plain `Error` ("Unknown error occurred on the AMQP connection"), or
+ * with the socket's error as a `GeneralError`, so everything is transient but
+ * the fatal codes above and programming errors (TypeError, RangeError, …).
+ */
+export function isTransient(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || error instanceof SyntaxError) return false;
+  const code = (error as { code?: unknown }).code;
+  return !(typeof code === 'string' && FATAL_CODES.has(code));
+}

@@ -255,22 +255,20 @@ export class AzureServiceBusTransport implements Transport {
 
   private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     const client = await this.connection.get();
-    const receiver = client.createReceiver(queue, {
+    const openReceiver = () => client.createReceiver(queue, {
       receiveMode: 'peekLock',
       skipParsingBodyAsJson: true,
       maxAutoLockRenewalDurationInMs: this.options.maxLockRenewalMs,
     });
-    const context = {
-      receiver,
-      send: (target: string, message: ServiceBusMessage) => this.send(target, message),
-      placement: this.options,
-      logger: this.options.logger,
-    };
-    try {
-      await consumeLoop(receiver, (message) => new AsbDelivery(queue, message, context), onDelivery, options, this.options.receiveWaitMs);
-    } finally {
-      await receiver.close().catch(() => undefined);
-    }
+    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
+    const { logger, receiveWaitMs } = this.options;
+    await consumeLoop({
+      openReceiver,
+      toDelivery: (message, receiver) => new AsbDelivery(queue, message, { receiver, send, placement: this.options, logger }),
+      queue,
+      logger,
+      receiveWaitMs,
+    }, onDelivery, options);
   }
 
   private outgoing(message: OutgoingMessage): ServiceBusMessage {

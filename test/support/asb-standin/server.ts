@@ -2,7 +2,7 @@
 // queues (client senders enqueue, client receivers get PeekLock or
 // ReceiveAndDelete deliveries with lock tokens as delivery tags), the settle
 // outcomes, and the request/response nodes of management.ts.
-import type { AddressInfo, Server } from 'node:net';
+import type { AddressInfo, Server, Socket } from 'node:net';
 import rhea from 'rhea';
 import type { Entity } from './entity.js';
 import { LockLostError } from './entity.js';
@@ -23,10 +23,18 @@ export interface StandInOptions {
 export interface StandIn {
   readonly port: number;
   readonly namespace: Namespace;
+  /**
+   * Test-only fault: destroys every client socket at once, as a network cut
+   * would (no AMQP close, no detach). Locks held on those connections lapse
+   * at lock expiry, as on Service Bus. Returns how many sockets were cut.
+   */
+  dropConnections(): number;
   close(): Promise<void>;
 }
 
 const RAW = Symbol('raw message bytes');
+/** Destroying a socket with an error is what makes rhea end its connection (and its heartbeat timers); a plain destroy() leaves them running. */
+const DROPPED = new Error('connection dropped by the stand-in');
 
 /** What the stand-in knows about one of its sending links (a client's receiver). */
 interface Outgoing {
@@ -231,12 +239,25 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     server.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   return {
     port,
     namespace,
+    dropConnections: () => {
+      const cut = sockets.size;
+      for (const socket of sockets) socket.destroy(DROPPED);
+      return cut;
+    },
     close: async () => {
       clearTimeout(timer);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A client still connected (or reconnecting) must not keep the stand-in open.
+      for (const socket of sockets) socket.destroy(DROPPED);
+      await closed;
     },
   };
 }
