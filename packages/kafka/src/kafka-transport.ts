@@ -29,6 +29,7 @@ import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } f
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { scanTopic, waitingRanges } from './scan.js';
 import { ensureKafkaTopics } from './topics.js';
+import { retryStart } from './start-retry.js';
 import { parseKafkaUrl } from './url.js';
 
 /** Options of {@link KafkaTransport}. */
@@ -252,11 +253,11 @@ export class KafkaTransport implements Transport {
     if (this.options.createTopics !== false) {
       // Before subscribing (a first start on a topic nobody created), and before the
       // first retry could auto-create a tier topic with the broker's defaults (CreateTime).
-      await ensureKafkaTopics(await this.connection.admin(), {
+      await retryStart(async () => ensureKafkaTopics(await this.connection.admin(), {
         topic: queue,
         retryTiersMs,
         ...(deadLetterTopic ? {} : { deadLetterTopic: dlqName(queue) }),
-      });
+      }), options.signal, this.logger, 'topics');
     }
     const stop = new AbortController();
     const onAbort = () => stop.abort();

@@ -7,6 +7,7 @@ import type { RecordResult } from './partition-batch.js';
 import { originalTopicOf, reinjectDueAt } from './reinject-schedule.js';
 import { parseRetryTopic, retryTiersOf, validateRetryTiers } from './retry-tiers.js';
 import { ensureKafkaTopics } from './topics.js';
+import { retryStart } from './start-retry.js';
 
 /** Options of {@link KafkaReinjector}. */
 export interface KafkaReinjectorOptions extends KafkaConnectionOptions, Partial<ConsumerTuning> {
@@ -103,7 +104,7 @@ export class KafkaReinjector {
   /** Re-injects until the signal aborts. */
   async run(options: ReinjectRunOptions): Promise<void> {
     if (this.createTopics) {
-      await ensureKafkaTopics(await this.connection.admin(), { topic: this.topic, retryTiersMs: this.tiers, work: false });
+      await retryStart(async () => ensureKafkaTopics(await this.connection.admin(), { topic: this.topic, retryTiersMs: this.tiers, work: false }), options.signal, this.logger, 'retry topics');
     }
     this.logger.info({ topics: this.topics, groupId: this.groupId }, 'Kafka re-inject consumer started');
     try {
