@@ -243,6 +243,26 @@ const record = (key: string, run: Sample) => {
 };
 const key = (mode: string, layout: string, c: number, side: Side) => `${mode} ${layout} c=${c} ${side}`;
 
+/** One round of one measurement: the App side over both layouts, the raw side over both, BullMQ; round r starts with side r mod 3. */
+async function measureRound(
+  r: number,
+  mode: string,
+  c: number,
+  app: (layout: RedisLayout) => Promise<Sample>,
+  raw: (layout: RedisLayout) => Promise<Sample>,
+  bullmq: () => Promise<Sample>,
+): Promise<void> {
+  await inTurn(r, [
+    async () => {
+      for (const layout of LAYOUTS) record(key(mode, layout, c, 'app'), await app(layout));
+    },
+    async () => {
+      for (const layout of LAYOUTS) record(key(mode, layout, c, 'raw'), await raw(layout));
+    },
+    async () => record(key(mode, 'bullmq', c, 'bullmq'), await bullmq()),
+  ]);
+}
+
 // Warm-up, not recorded: the first runs in a process pay for the JIT and for loading the scripts.
 for (const layout of LAYOUTS) {
   await appConsume(layout, 16);
@@ -262,40 +282,10 @@ N = MESSAGES;
 // Round after round, every side of every measurement once, so a load swing hits all alike;
 // round r starts with side r mod 3 (App, raw, BullMQ), so no side always goes first.
 for (let r = 0; r < ROUNDS; r++) {
-  if (MODES.includes('publishMany')) {
-    await inTurn(r, [
-      async () => {
-        for (const layout of LAYOUTS) record(key('publishMany', layout, BATCH, 'app'), await appPublishMany(layout));
-      },
-      async () => {
-        for (const layout of LAYOUTS) record(key('publishMany', layout, BATCH, 'raw'), await rawPublishMany(layout));
-      },
-      async () => record(key('publishMany', 'bullmq', BATCH, 'bullmq'), await bullAddBulk()),
-    ]);
-  }
+  if (MODES.includes('publishMany')) await measureRound(r, 'publishMany', BATCH, appPublishMany, rawPublishMany, bullAddBulk);
   for (const c of CONCURRENCY) {
-    if (MODES.includes('publish')) {
-      await inTurn(r, [
-        async () => {
-          for (const layout of LAYOUTS) record(key('publish', layout, c, 'app'), await appPublish(layout, c));
-        },
-        async () => {
-          for (const layout of LAYOUTS) record(key('publish', layout, c, 'raw'), await rawPublish(layout, c));
-        },
-        async () => record(key('publish', 'bullmq', c, 'bullmq'), await bullPublish(c)),
-      ]);
-    }
-    if (MODES.includes('consume')) {
-      await inTurn(r, [
-        async () => {
-          for (const layout of LAYOUTS) record(key('consume', layout, c, 'app'), await appConsume(layout, c));
-        },
-        async () => {
-          for (const layout of LAYOUTS) record(key('consume', layout, c, 'raw'), await rawConsume(layout, c));
-        },
-        async () => record(key('consume', 'bullmq', c, 'bullmq'), await bullConsume(c)),
-      ]);
-    }
+    if (MODES.includes('publish')) await measureRound(r, 'publish', c, (layout) => appPublish(layout, c), (layout) => rawPublish(layout, c), () => bullPublish(c));
+    if (MODES.includes('consume')) await measureRound(r, 'consume', c, (layout) => appConsume(layout, c), (layout) => rawConsume(layout, c), () => bullConsume(c));
   }
 }
 
