@@ -49,6 +49,8 @@ describe('the console in headless Chromium, over Redis, with a running App', { s
     });
     running = app.run({ concurrency: 2, signal: stopApp.signal });
     for (let i = 0; i < 3; i++) failedIds.push(await app.publish(URN, { order_id: 1000 + i }));
+    // The App dead-letters them asynchronously: wait, so the foreign records come after them (rows are in queue order).
+    await until(async () => (await consoleTransport.depth(dlq)) === 3, 20_000, 'the three failed orders on the DLQ');
     await consoleTransport.publishRaw(dlq, foreignRecord({ urn: 'urn:babel:mail:send', queue, lang: 'go', dlLang: 'python', reason: 'unknown_urn', error: 'no handler for this URN', exception: null }));
     await consoleTransport.publishRaw(dlq, poison(Buffer.from([0xff, 0x0e, 0x41]), queue));
     await consoleTransport.publishRaw(dlq, poison(XSS, queue, 'body is not a JSON object'));
