@@ -7,6 +7,7 @@ import { brokerUrl, brokerVariable, ROOT } from './lab.js';
 import { WorkerBundle } from './pool.js';
 import { judge, printTable, type DriverReport, type Report } from './report.js';
 import { freshSeed, Rng } from './rng.js';
+import { logDigest } from './log-digest.js';
 import { runChaos } from './scenarios/chaos.js';
 import type { ScenarioContext } from './scenarios/context.js';
 import { runFuzz } from './scenarios/fuzz.js';
@@ -149,7 +150,12 @@ printTable(report);
 const failed = report.drivers.filter((r) => r.failures.length > 0);
 console.log(`\nreport: ${values.report}; ${Math.round(report.ms / 1000)} s in all; seed ${seed}`);
 if (failed.length > 0) {
-  console.log(`FAILED: ${failed.map((r) => r.broker).join(', ')}`);
+  // Repeated last, with what the row's processes logged, so that a CI log cut to its tail still says why.
+  for (const r of failed) {
+    console.log(`FAILED: ${r.broker}\n   - ${r.failures.join('\n   - ')}`);
+    const digest = logDigest(join(logs, r.broker));
+    if (digest.length > 0) console.log(`   logged (${join(logs, r.broker)}):\n     ${digest.join('\n     ')}`);
+  }
   process.exitCode = 1;
 }
 
