@@ -13,7 +13,6 @@ import { connect } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { legacyMeasurements } from './support/legacy.js';
 import { isLatency, isReport, type LatencyFigures, type Measurement, type ThroughputMeasurement } from './support/report.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -94,9 +93,9 @@ function runBench(name: string, env: NodeJS.ProcessEnv): Promise<{ code: number 
   });
 }
 
-/** The measurements in a bench's JSON: a Report's, or those of a shape before it. */
+/** The measurements in a bench's JSON: a Report's (none when it is not one, e.g. codec's). */
 export function measurementsOf(result: unknown): Measurement[] {
-  return isReport(result) ? result.measurements : legacyMeasurements(result);
+  return isReport(result) ? result.measurements : [];
 }
 
 const cell = (x: number | undefined, digits = 0) => (x === undefined ? '–' : x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));

@@ -29,12 +29,17 @@
  * Medians over the rounds; CPU µs per message is this process's CPU time.
  * Both sides are connected before the clock starts (raw: the connection; App:
  * `transport.connect`); each opens its channel and the App declares its queue
- * inside it, as a first publish does.
+ * inside it, as a first publish does. Prints a Report (bench/support/report.ts)
+ * whose modes are publishConfirmed, publishMany, consumePrefetch,
+ * consumeBindingOnly, basicGet and latency.
  */
 import { connect, type ConfirmChannel } from 'amqplib';
 import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { projectProperties, RabbitMqTransport } from '@babelqueue/rabbitmq';
-import { compare, compareLatency, OfferedLoad, timed, type Latency, type Sample } from '../support/measure.js';
+import { OfferedLoad, type Latency } from '../support/measure.js';
+import { latencyMeasurement, printReport } from '../support/report.js';
+import { Rounds } from '../support/rounds.js';
+import { benchApp, benchQueue, DATA, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const N = Number(process.argv[2] ?? 20_000);
@@ -44,18 +49,6 @@ const GET_N = Math.max(100, Math.floor(N / 10));
 const LATENCY_N = RATE * 4;
 const ROUNDS = Number(process.argv[6] ?? 3);
 const MODES = new Set((process.argv[5] ?? 'publish,publishMany,consume,consumeBindingOnly,get,latency').split(','));
-const URN = 'urn:babel:orders:created';
-const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
-
-/** Runs `task(i)` for i < count with at most `window` in flight. */
-async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(window, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
 
 function rawMessage(queue: string, i: number) {
   const env = EnvelopeCodec.make(URN, { ...DATA, i }, { queue });
@@ -70,7 +63,7 @@ const model = await connect(URL_, { noDelay: true });
 const admin = await model.createChannel();
 const queues: string[] = [];
 const fresh = async (label: string) => {
-  const queue = `bq-bench-${label}-${process.pid}-${Date.now().toString(36)}`;
+  const queue = benchQueue(label);
   await admin.assertQueue(queue, { durable: true });
   queues.push(queue);
   return queue;
@@ -135,9 +128,7 @@ async function app(queue: string, mode: 'consume' | 'get') {
   const transport = new RabbitMqTransport({ url: URL_, mode, logger: silentLogger });
   // Connected before any clock starts, as the raw side's connection is.
   await transport.connect({ timeoutMs: 10_000 });
-  const instance = createApp({ transport, queue, logger: silentLogger });
-  instance.handle(URN, () => undefined);
-  return instance;
+  return benchApp(transport, queue);
 }
 
 /** The binding alone: RabbitMqTransport.consume acking every delivery, no App runtime (what this binding adds over amqplib). */
@@ -186,14 +177,16 @@ async function appLatency(): Promise<Latency> {
   }
 }
 
-const rounds = {
-  publish: { raw: [] as Sample[], app: [] as Sample[] },
-  publishMany: { raw: [] as Sample[], app: [] as Sample[] },
-  consume: { raw: [] as Sample[], app: [] as Sample[] },
-  consumeTransport: { raw: [] as Sample[], app: [] as Sample[] },
-  get: { raw: [] as Sample[], app: [] as Sample[] },
-  latency: { raw: [] as Latency[], app: [] as Latency[] },
-};
+// The measurements' modes, by the name `modes` selects them with.
+const MODE = {
+  publish: 'publishConfirmed',
+  publishMany: 'publishMany',
+  consume: 'consumePrefetch',
+  consumeBindingOnly: 'consumeBindingOnly',
+  get: 'basicGet',
+} as const;
+const rounds = new Rounds();
+const latency = { raw: [] as Latency[], app: [] as Latency[] };
 
 for (let round = 0; round < ROUNDS; round++) {
   // Alternate which side goes first, so a burst of load elsewhere does not always hit the same side.
@@ -201,54 +194,54 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const side of sides) {
     if (side === 'raw') {
       const rawQueue = await fresh('raw');
-      if (MODES.has('publish')) rounds.publish.raw.push(await timed(N, () => rawPublish(rawQueue, N)));
+      if (MODES.has('publish')) await rounds.time(MODE.publish, 'raw', N, () => rawPublish(rawQueue, N));
       // consume reads what publish wrote (or a fill when publish is not measured)
       if (MODES.has('consume')) {
         if (!MODES.has('publish')) await rawPublish(rawQueue, N);
-        rounds.consume.raw.push(await timed(N, () => rawConsume(rawQueue, N)));
+        await rounds.time(MODE.consume, 'raw', N, () => rawConsume(rawQueue, N));
       }
       if (MODES.has('consumeBindingOnly')) {
         const bareQueue = await fresh('raw-bare');
         await rawPublish(bareQueue, N);
-        rounds.consumeTransport.raw.push(await timed(N, () => rawConsume(bareQueue, N)));
+        await rounds.time(MODE.consumeBindingOnly, 'raw', N, () => rawConsume(bareQueue, N));
       }
       if (MODES.has('get')) {
         const rawGetQueue = await fresh('raw-get');
         await rawPublish(rawGetQueue, GET_N);
-        rounds.get.raw.push(await timed(GET_N, () => rawGet(rawGetQueue, GET_N)));
+        await rounds.time(MODE.get, 'raw', GET_N, () => rawGet(rawGetQueue, GET_N));
       }
       if (MODES.has('publishMany')) {
         const rawBatchQueue = await fresh('raw-batch');
-        rounds.publishMany.raw.push(await timed(N, () => rawPublishBatched(rawBatchQueue, N)));
+        await rounds.time(MODE.publishMany, 'raw', N, () => rawPublishBatched(rawBatchQueue, N));
       }
-      if (MODES.has('latency') && round < 2) rounds.latency.raw.push(await rawLatency());
+      if (MODES.has('latency') && round < 2) latency.raw.push(await rawLatency());
     } else {
       const appQueue = await fresh('app');
       const publisher = await app(appQueue, 'consume');
-      if (MODES.has('publish')) rounds.publish.app.push(await timed(N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA))));
+      if (MODES.has('publish')) await rounds.time(MODE.publish, 'app', N, () => windowed(N, PREFETCH, () => publisher.publish(URN, DATA)));
       if (MODES.has('consume')) {
         if (!MODES.has('publish')) await rawPublish(appQueue, N);
-        rounds.consume.app.push(await timed(N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 })));
+        await rounds.time(MODE.consume, 'app', N, () => publisher.consume({ maxMessages: N, concurrency: PREFETCH, idleMs: 5000 }));
       }
       await publisher.close();
       if (MODES.has('consumeBindingOnly')) {
         const bindingQueue = await fresh('binding');
         await rawPublish(bindingQueue, N);
-        rounds.consumeTransport.app.push(await timed(N, () => transportConsume(bindingQueue, N)));
+        await rounds.time(MODE.consumeBindingOnly, 'app', N, () => transportConsume(bindingQueue, N));
       }
       if (MODES.has('get')) {
         const appGetQueue = await fresh('app-get');
         await rawPublish(appGetQueue, GET_N);
         const getter = await app(appGetQueue, 'get');
-        rounds.get.app.push(await timed(GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 })));
+        await rounds.time(MODE.get, 'app', GET_N, () => getter.consume({ maxMessages: GET_N, concurrency: 1, idleMs: 5000 }));
         await getter.close();
       }
       if (MODES.has('publishMany')) {
         const batcher = await app(await fresh('app-batch'), 'consume');
-        rounds.publishMany.app.push(await timed(N, () => appPublishMany(batcher, N)));
+        await rounds.time(MODE.publishMany, 'app', N, () => appPublishMany(batcher, N));
         await batcher.close();
       }
-      if (MODES.has('latency') && round < 2) rounds.latency.app.push(await appLatency());
+      if (MODES.has('latency') && round < 2) latency.app.push(await appLatency());
     }
   }
   for (const queue of queues.splice(0)) await admin.deleteQueue(queue);
@@ -256,19 +249,9 @@ for (let round = 0; round < ROUNDS; round++) {
 
 await model.close();
 
-const measured = <T>(mode: string, value: () => T): T | undefined => (MODES.has(mode) ? value() : undefined);
-console.log(JSON.stringify({
+// In consumeBindingOnly, "app" is the binding without the App runtime: RabbitMqTransport.consume acking each delivery.
+printReport({
   bench: 'rabbitmq',
-  messages: N,
-  getMessages: GET_N,
-  prefetch: PREFETCH,
-  rounds: ROUNDS,
-  publishConfirmed: measured('publish', () => compare(rounds.publish.raw, rounds.publish.app)),
-  publishMany: measured('publishMany', () => compare(rounds.publishMany.raw, rounds.publishMany.app)),
-  consumePrefetch: measured('consume', () => compare(rounds.consume.raw, rounds.consume.app)),
-  /** "app" here is the binding without the App runtime: RabbitMqTransport.consume acking each delivery. */
-  consumeBindingOnly: measured('consumeBindingOnly', () => compare(rounds.consumeTransport.raw, rounds.consumeTransport.app)),
-  basicGet: measured('get', () => compare(rounds.get.raw, rounds.get.app)),
-  latency: measured('latency', () => compareLatency(RATE, rounds.latency.raw, rounds.latency.app)),
-  node: process.version,
-}, null, 2));
+  params: { messages: N, getMessages: GET_N, prefetch: PREFETCH, rounds: ROUNDS },
+  measurements: [...rounds.measurements(), ...(latency.app.length > 0 ? [latencyMeasurement('latency', RATE, latency)] : [])],
+});

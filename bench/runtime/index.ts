@@ -7,7 +7,9 @@
  * count: the machine is shared); then the same App with @babelqueue/otel (a
  * consumer span per message through the OTel SDK with an AsyncLocalStorage
  * context, exported to a discarding exporter, plus the metrics). Each with its
- * CPU time per message. JSON out.
+ * CPU time per message. Prints a Report (bench/support/report.ts): the App
+ * beside each loop as a measurement ("raw" is the loop), the OTel rounds beside
+ * the App's, and in `reference` the CPU differences taken round by round.
  *
  *   node --conditions=source --import tsx bench/runtime/index.ts [messages] [concurrency] [rounds]
  */
@@ -18,10 +20,13 @@ import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@op
 import { isUtf8 } from 'node:buffer';
 import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type Delivery, type OutgoingMessage } from '@babelqueue/core';
 import { otelInstrumentation } from '@babelqueue/otel';
+import { median, round, timed, type Sample } from '../support/measure.js';
+import { printReport, throughputMeasurement, throughputOf } from '../support/report.js';
 
 const N = Number(process.argv[2] ?? 50_000);
 const CONCURRENCY = Number(process.argv[3] ?? 1);
 const ROUNDS = Number(process.argv[4] ?? 7);
+const OTEL_ROUNDS = 3;
 const URN = 'urn:babel:orders:created';
 
 function message(i: number): OutgoingMessage {
@@ -40,16 +45,6 @@ async function fill(transport: InMemoryTransport, messages: OutgoingMessage[]) {
   for (const m of messages) await transport.publish(m);
 }
 
-/** Messages/s and CPU µs (user + system) per message. */
-async function timed(run: () => Promise<unknown>): Promise<{ rate: number; cpuUs: number }> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await run();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { rate: Math.round(N / seconds), cpuUs: Number(((used.user + used.system) / N).toFixed(2)) };
-}
-
 // The OTel SDK as an application would run it: spans finished and handed to an
 // exporter (which discards them here), metrics aggregated for a reader. The
 // context manager is only installed for the OTel rounds (it costs every promise).
@@ -65,7 +60,7 @@ const instrumentation = otelInstrumentation({
 
 const messages = Array.from({ length: N }, (_, i) => message(i));
 type Row = 'bare' | 'bareParse' | 'app' | 'appRun' | 'appOtel';
-const results: Record<Row, { rate: number; cpuUs: number }[]> = { bare: [], bareParse: [], app: [], appRun: [], appOtel: [] };
+const results: Record<Row, Sample[]> = { bare: [], bareParse: [], app: [], appRun: [], appOtel: [] };
 // `app`: app.consume (drain mode); `appRun`: app.run, the worker a service runs
 // (shutdown interrupt watched per message), stopped by its signal after N.
 async function appRound(name: 'app' | 'appRun' | 'appOtel') {
@@ -77,7 +72,7 @@ async function appRound(name: 'app' | 'appRun' | 'appOtel') {
   app.handle(URN, () => {
     if (++handled === N) stop.abort();
   });
-  results[name].push(await timed(() => name === 'appRun'
+  results[name].push(await timed(N, () => name === 'appRun'
     ? app.run({ signal: stop.signal, concurrency: CONCURRENCY })
     : app.consume({ maxMessages: N, idleMs: 200, concurrency: CONCURRENCY })));
 }
@@ -95,7 +90,7 @@ async function bareRound(name: 'bare' | 'bareParse') {
       JSON.parse(d.body.toString('utf8'));
       return d.settle({ kind: 'ack' });
     };
-  results[name].push(await timed(() => bare.consume('bench', onDelivery, {
+  results[name].push(await timed(N, () => bare.consume('bench', onDelivery, {
     concurrency: CONCURRENCY, signal: new AbortController().signal, maxMessages: N, idleMs: 200,
   })));
 }
@@ -109,39 +104,31 @@ const alternate = async () => {
 };
 await alternate();
 for (const row of ['bare', 'bareParse', 'app', 'appRun'] as const) results[row].length = 0;
-for (let round = 0; round < ROUNDS; round++) await alternate();
+for (let r = 0; r < ROUNDS; r++) await alternate();
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-for (let round = 0; round < 3; round++) await appRound('appOtel');
+for (let r = 0; r < OTEL_ROUNDS; r++) await appRound('appOtel');
 
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const rate = (xs: { rate: number }[]) => Math.round(median(xs.map((x) => x.rate)));
-const cpu = (xs: { cpuUs: number }[]) => Number(median(xs.map((x) => x.cpuUs)).toFixed(2));
+/** `app` beside `raw` (a loop, or the App without OTel) as one measurement: medians over the rounds, every round. */
+const beside = (mode: string, app: Sample[], raw: Sample[]) => throughputMeasurement(mode, { app: throughputOf(app), raw: throughputOf(raw) }, { app, raw });
 // The runtime's own cost: the App's CPU per message over the bare loop's, per
 // pair of adjacent rounds (same machine load), then the median of the pairs.
-const overRounds = (base: { cpuUs: number }[], app = results.app) => Number(median(app.map((a, i) => a.cpuUs - base[i]!.cpuUs)).toFixed(2));
-console.log(JSON.stringify({
+const overRounds = (base: Sample[], app = results.app) => round(median(app.map((a, i) => a.cpuUsPerMsg - base[i]!.cpuUsPerMsg)), 2);
+const cpu = (xs: Sample[]) => throughputOf(xs).cpuUs;
+printReport({
   bench: 'runtime',
-  transport: 'memory',
-  messages: N,
-  concurrency: CONCURRENCY,
-  rounds: ROUNDS,
-  statistic: 'median',
-  bareMsgsPerSec: rate(results.bare),
-  bareParseMsgsPerSec: rate(results.bareParse),
-  appMsgsPerSec: rate(results.app),
-  appRunMsgsPerSec: rate(results.appRun),
-  appOtelMsgsPerSec: rate(results.appOtel),
-  appToBareRatio: Number((rate(results.app) / rate(results.bare)).toFixed(3)),
-  otelToAppRatio: Number((rate(results.appOtel) / rate(results.app)).toFixed(3)),
-  cpuMicrosPerMsg: { bare: cpu(results.bare), bareParse: cpu(results.bareParse), app: cpu(results.app), appRun: cpu(results.appRun), appOtel: cpu(results.appOtel) },
-  runtimeCpuMicrosPerMsg: overRounds(results.bare),
-  runtimeOverParseCpuMicrosPerMsg: overRounds(results.bareParse),
-  runRuntimeCpuMicrosPerMsg: overRounds(results.bare, results.appRun),
-  otelCpuMicrosPerMsg: Number((cpu(results.appOtel) - cpu(results.app)).toFixed(2)),
-  perRound: results,
-  node: process.version,
-}, null, 2));
+  params: { transport: 'memory', messages: N, concurrency: CONCURRENCY, rounds: ROUNDS, otelRounds: OTEL_ROUNDS },
+  measurements: [
+    beside('consume (raw: the bare loop)', results.app, results.bare),
+    beside('consume (raw: the bare loop + parse)', results.app, results.bareParse),
+    beside('run (raw: the bare loop)', results.appRun, results.bare),
+    // Not alternated: the OTel rounds run after the others, once the context manager is installed.
+    beside('consume + OTel (raw: the App without)', results.appOtel, results.app),
+  ],
+  reference: {
+    runtimeCpuMicrosPerMsg: overRounds(results.bare),
+    runtimeOverParseCpuMicrosPerMsg: overRounds(results.bareParse),
+    runRuntimeCpuMicrosPerMsg: overRounds(results.bare, results.appRun),
+    otelCpuMicrosPerMsg: round(cpu(results.appOtel) - cpu(results.app), 2),
+    note: 'CPU µs per message of the App over a loop, the median of the differences of adjacent rounds (otel: of the medians)',
+  },
+});

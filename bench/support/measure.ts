@@ -57,24 +57,6 @@ export const median = (xs: number[]) => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-/** App beside raw over alternating rounds: medians of msgs/s and CPU µs/message, their ratio, and every round. */
-export function compare(raw: Sample[], app: Sample[]) {
-  const rawRate = Math.round(median(raw.map((s) => s.msgsPerSec)));
-  const appRate = Math.round(median(app.map((s) => s.msgsPerSec)));
-  const rawCpu = round(median(raw.map((s) => s.cpuUsPerMsg)), 1);
-  const appCpu = round(median(app.map((s) => s.cpuUsPerMsg)), 1);
-  return {
-    rawMsgsPerSec: rawRate,
-    appMsgsPerSec: appRate,
-    appToRawRatio: round(appRate / rawRate, 3),
-    rawCpuUsPerMsg: rawCpu,
-    appCpuUsPerMsg: appCpu,
-    /** Raw CPU ÷ App CPU per message: the throughput ratio the CPU cost alone predicts (steadier than wall time). */
-    cpuRatio: round(rawCpu / appCpu, 3),
-    rounds: { raw, app },
-  };
-}
-
 /** Latency percentiles in milliseconds. */
 export interface Latency {
   p50Ms: number;
@@ -167,11 +149,6 @@ export function medianLatency(xs: Latency[]) {
     p999Ms: round(median(xs.map((x) => x.p999Ms)), 2),
     unhandled: Math.max(...xs.map((x) => x.unhandled)),
   };
-}
-
-/** Latency of the App beside raw over alternating rounds: the median of each percentile. */
-export function compareLatency(perSec: number, raw: Latency[], app: Latency[]) {
-  return { offeredPerSec: perSec, raw: medianLatency(raw), app: medianLatency(app), rounds: { raw, app } };
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

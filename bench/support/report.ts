@@ -20,14 +20,16 @@
  *   }
  *
  * A throughput measurement gives, per side (`app`: through the BabelQueue App;
- * `raw`: the broker's client doing the same work; `bullmq` where the bench has
- * it), the median over the rounds of messages/s (`rate`) and of this process's
+ * `raw`: the broker's client doing the same work, or what the mode names, as in
+ * the runtime bench's `consume (raw: the bare loop)`; `bullmq` where the bench
+ * has it), the median over the rounds of messages/s (`rate`) and of this process's
  * CPU time (user + system) per message in µs (`cpuUs`), with the slowest and
  * fastest round's rate; `cpuRawToApp` is the throughput ratio the CPU cost
  * alone predicts, steadier than `appToRaw` on a busy machine. A latency
  * measurement gives each side's publish → handler percentiles at a fixed
  * offered rate, medians over the rounds. `reference` holds figures that are not
- * App beside raw (e.g. another SDK's).
+ * one side's medians (e.g. another SDK's; the runtime bench's round-by-round
+ * CPU differences).
  */
 import { median, medianLatency, round, type Latency, type Sample } from './measure.js';
 
@@ -79,7 +81,7 @@ export interface Report {
   /** What the bench was run with (messages, window, rounds, …). */
   params: Record<string, string | number>;
   measurements: Measurement[];
-  /** Figures that are not App beside raw (e.g. another SDK's, on fewer messages). */
+  /** Figures that are not one side's medians (e.g. another SDK's, on fewer messages; CPU differences taken round by round). */
   reference?: Record<string, unknown>;
   node: string;
 }
@@ -121,7 +123,7 @@ export function latencyMeasurement(mode: string, offeredPerSec: number, rounds: 
 
 export const isLatency = (m: Measurement): m is LatencyMeasurement => 'latency' in m.app;
 
-/** True when a bench's JSON is a {@link Report} (the other shapes are read by legacy.ts). */
+/** True when a bench's JSON is a {@link Report} (codec's is not: it has no App-beside-raw figures). */
 export function isReport(result: unknown): result is Report {
   return typeof result === 'object' && result !== null && Array.isArray((result as Partial<Report>).measurements);
 }

@@ -1,11 +1,10 @@
 // `npm run bench` reads every bench's JSON into one table: the Report shape
-// (bench/support/report.ts) and, until they move to it, the shapes the
-// rabbitmq and runtime benches print. No broker: the JSON is made here.
+// (bench/support/report.ts). No broker: the JSON is made here.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { measurementsOf, table } from '../../bench/run.js';
-import { compare, compareLatency, type Latency, type Sample } from '../../bench/support/measure.js';
-import { isLatency, throughputMeasurement, throughputOf, type Report, type ThroughputMeasurement } from '../../bench/support/report.js';
+import type { Latency, Sample } from '../../bench/support/measure.js';
+import { isLatency, latencyMeasurement, throughputMeasurement, throughputOf, type Report, type ThroughputMeasurement } from '../../bench/support/report.js';
 import { alternate, inTurn, Rounds } from '../../bench/support/rounds.js';
 
 const sample = (msgsPerSec: number, cpuUsPerMsg: number): Sample => ({ msgsPerSec, cpuUsPerMsg });
@@ -61,29 +60,20 @@ describe('bench rounds and report', () => {
   });
 });
 
-describe('bench JSON of the shapes before the Report', () => {
-  it('rabbitmq: compare() per mode and compareLatency(), as rows and a latency line', () => {
-    const result = {
-      bench: 'rabbitmq',
-      rounds: 3,
-      publishConfirmed: compare([sample(1000, 40)], [sample(800, 50)]),
-      latency: compareLatency(1000, [latency(2)], [latency(4)]),
-    };
-    const [row] = throughputRows(result);
-    assert.equal(row!.mode, 'publishConfirmed');
-    assert.deepEqual([row!.raw.rate, row!.app.rate, row!.appToRaw, row!.cpuRawToApp], [1000, 800, 0.8, 0.8]);
-    const text = tableOf(result);
-    assert.match(text, /\| publishConfirmed \| 1,000 \| 800 \| 0\.80 \| 40\.0 \| 50\.0 \| 0\.80 \|/);
-    assert.match(text, /\| latency \| 1,000 \| 2\.0 \/ 4\.0 \/ 6\.0 \| 4\.0 \/ 8\.0 \/ 12\.0 \|/);
+describe('bench JSON in the table', () => {
+  it('a latency measurement: the median of each percentile per side, as a latency line', () => {
+    const measurement = latencyMeasurement('latency', 1000, { app: [latency(4), latency(6), latency(5)], raw: [latency(2)] });
+    const report: Report = { bench: 'rabbitmq', params: { messages: 1 }, measurements: [measurement], node: 'v20' };
+    const [line, ...rest] = measurementsOf(JSON.parse(JSON.stringify(report)));
+    assert.equal(rest.length, 0, 'one measurement');
+    assert.ok(line !== undefined && isLatency(line), 'read back as a latency measurement');
+    assert.deepEqual(line.app.latency, { p50Ms: 5, p99Ms: 10, p999Ms: 15, unhandled: 0 });
+    const text = tableOf(report);
+    assert.match(text, /\| latency \| 1,000 \| 2\.0 \/ 4\.0 \/ 6\.0 \| 5\.0 \/ 10\.0 \/ 15\.0 \|/);
+    assert.match(text, /no msgs\/s rows/);
   });
 
-  it('runtime: the App beside the bare loop', () => {
-    const result = { bench: 'runtime', bareMsgsPerSec: 100_000, appMsgsPerSec: 40_000, cpuMicrosPerMsg: { bare: 2, app: 5 } };
-    const [row] = throughputRows(result);
-    assert.deepEqual([row!.mode, row!.appToRaw, row!.cpuRawToApp], ['consume (raw: the bare loop)', 0.4, 0.4]);
-  });
-
-  it('JSON with no App-beside-raw figures (codec) gives no rows and says so', () => {
+  it('JSON that is not a Report (codec) gives no rows and says so', () => {
     assert.deepEqual(measurementsOf({ bench: 'codec', small: { opsPerCpuSec: 1 } }), []);
     assert.match(tableOf({ bench: 'codec' }), /no msgs\/s rows/);
   });
