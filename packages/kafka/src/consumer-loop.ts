@@ -4,6 +4,7 @@ import { processPartitionBatch, type Ordering, type RecordResult } from './parti
 import { RangeAssigner } from './range-assigner.js';
 import { Slots } from './slots.js';
 import { isMetadataLag } from './topics.js';
+import { isFatalKafkaError } from './fatal-errors.js';
 
 /** Tuning shared by the work consumer and the re-inject consumer. */
 export interface ConsumerTuning {
@@ -34,14 +35,54 @@ export interface ConsumerLoop extends ConsumerTuning {
   onJoin?(assignment: Record<string, number[]>): void;
 }
 
+/** The pause before starting a stopped consumer again: doubling from the first, at most the last. */
+const RESTART_FIRST_MS = 500;
+const RESTART_MAX_MS = 15_000;
+
 /**
  * Runs a consumer group with manual commits (autoCommit off, no auto-resolve)
  * and process-then-commit per partition, until the signal aborts. Then it
  * stops taking records, lets in-flight records settle and commit, leaves the
- * group and disconnects. Rejects if kafkajs gives up (a crash it will not
- * restart from).
+ * group and disconnects.
+ *
+ * kafkajs restarts its consumer after most failures, but not after those it
+ * calls non-retriable, among them the group coordinator look-up that fails
+ * while the broker restarts. Such a consumer is started again here, after a
+ * doubling pause, and a WARN says why; its uncommitted records are delivered
+ * again. Rejects only when the first connect fails (the broker cannot be
+ * reached at start) or on an error no retry can cure (isFatalKafkaError).
  */
 export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
+  let restarts = 0;
+  for (let first = true; !loop.signal.aborted; first = false) {
+    try {
+      await runConsumer(loop, first, () => (restarts = 0));
+      return;
+    } catch (error) {
+      if (loop.signal.aborted) return;
+      if (error instanceof FirstConnectError) throw error.cause;
+      if (isFatalKafkaError(error)) throw error;
+      restarts += 1;
+      const pauseMs = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** Math.min(restarts - 1, 10));
+      loop.logger.warn({ groupId: loop.groupId, error: describe(error), restartInMs: pauseMs }, 'Kafka consumer stopped and kafkajs will not restart it; starting it again');
+      await delay(pauseMs, loop.signal);
+    }
+  }
+}
+
+/** The first connect of a loop failed: the broker cannot be reached at start, which run() reports. */
+class FirstConnectError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(describe(cause));
+  }
+}
+
+/**
+ * One consumer's life: resolves when the signal aborts, rejects when the
+ * consumer stops for good (a crash kafkajs does not restart from). `joined`
+ * is called each time it joins its group.
+ */
+async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => void): Promise<void> {
   const heartbeatEveryMs = Math.max(100, Math.floor(loop.sessionTimeoutMs / 10));
   const consumer = loop.kafka.consumer({
     groupId: loop.groupId,
@@ -75,6 +116,7 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
       const [topic = '', partition = ''] = key.split('\u0000');
       if (!(assigned[topic] ?? []).includes(Number(partition))) ahead.delete(key);
     }
+    joined();
     loop.onJoin?.(assigned);
   });
   consumer.on(consumer.events.CRASH, (event) => {
@@ -120,7 +162,9 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
   };
 
   try {
-    await consumer.connect();
+    await consumer.connect().catch((error: unknown) => {
+      throw first ? new FirstConnectError(error) : error;
+    });
     for (const topic of loop.topics) await subscribeWhenThere(consumer, topic, loop);
     if (loop.signal.aborted) return;
     await consumer.run({
