@@ -27,12 +27,21 @@ export async function waitEmpty(driver: BrokerDriver, target: DriverTarget, queu
  * Takes every record off `queue` with the binding itself (a reader: each
  * delivery acked as it is), until the broker says the queue is empty after
  * the reader stopped (a delivery held by a running reader does not show in
- * every broker's counts). Resolves with the bodies, in the order they came.
+ * every broker's counts). Gives up once `stallMs` pass without a record read,
+ * so a long DLQ (the full size's tens of thousands of records) is read to its
+ * end however long that takes. Resolves with the bodies, in the order they came.
  */
-export async function readAll(driver: BrokerDriver, url: string, queue: string, timeoutMs: number, logger: Logger = silentLogger): Promise<{ bodies: Buffer[]; left: Record<string, number> }> {
+export async function readAll(driver: BrokerDriver, url: string, queue: string, stallMs: number, logger: Logger = silentLogger): Promise<{ bodies: Buffer[]; left: Record<string, number> }> {
   const target: DriverTarget = { url, logger, queue, role: 'reader' };
   const bodies: Buffer[] = [];
-  const until = Date.now() + timeoutMs;
+  let until = Date.now() + stallMs;
+  let read = 0;
+  const moved = () => {
+    if (bodies.length > read) {
+      read = bodies.length;
+      until = Date.now() + stallMs;
+    }
+  };
   for (;;) {
     const transport = driver.transport(target);
     const stop = new AbortController();
@@ -43,13 +52,18 @@ export async function readAll(driver: BrokerDriver, url: string, queue: string, 
         bodies.push(delivery.body);
       }, { concurrency: 16, signal: stop.signal });
       consuming.catch(() => undefined);
-      await waitEmpty(driver, target, queue, Math.max(0, until - Date.now()));
+      for (;;) {
+        const left = await waitEmpty(driver, target, queue, Math.min(5_000, Math.max(0, until - Date.now())));
+        moved();
+        if (isEmpty(left) || Date.now() > until) break;
+      }
       stop.abort();
       await consuming.catch(() => undefined);
     } finally {
       stop.abort();
       await transport.close();
     }
+    moved();
     const left = await waitEmpty(driver, target, queue, 2_000);
     if (isEmpty(left) || Date.now() > until) return { bodies, left };
   }
