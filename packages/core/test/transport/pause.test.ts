@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { pause } from '@babelqueue/core';
 
@@ -50,6 +51,17 @@ describe('pause(ms, ...signals)', () => {
     mock.timers.tick(0);
     await settle();
     assert.equal(outcome(), true);
+  });
+
+  test('a long-lived signal keeps no listener once a pause is over (a retry loop pauses on it many times)', async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 3; i++) {
+      const done = pause(10, controller.signal);
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 1, 'one listener while the pause runs');
+      mock.timers.tick(10);
+      assert.equal(await done, true);
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 0, 'the listener is gone once the time ran out');
+    }
   });
 
   test('an abort after the time ran out changes nothing', async () => {
