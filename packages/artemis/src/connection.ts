@@ -1,5 +1,5 @@
 import rhea, { type Connection, type ConnectionOptions, type Container, type EventContext } from 'rhea';
-import { maskUrl, type Logger } from '@babelqueue/core';
+import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
 import { ArtemisUnavailableError, TransportClosedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { redactCredentials } from './url.js';
@@ -202,8 +202,7 @@ export class ConnectionManager {
 
   private scheduleReconnect(): void {
     this.state = 'backoff';
-    const { initialDelayMs, maxDelayMs, multiplier } = this.options.reconnect;
-    const delay = Math.min(maxDelayMs, initialDelayMs * multiplier ** Math.max(0, this.failures - 1));
+    const delay = reconnectDelayMs(this.options.reconnect, this.failures);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.state === 'backoff') this.startAttempt();

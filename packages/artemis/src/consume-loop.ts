@@ -1,5 +1,5 @@
 import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
-import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
 import type { ConnectionManager } from './connection.js';
 import { ArtemisDelivery, type DeliveryContext } from './delivery.js';
 import { Holds } from './holds.js';
@@ -40,6 +40,8 @@ export class ConsumeLoop {
   private stopping = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly stopped: Promise<'stop'>;
+  /** Aborts with `stopped`: ends a back-off pause at once. */
+  private readonly stopController = new AbortController();
   private requestStop!: () => void;
   private lane: Lane | undefined;
 
@@ -61,6 +63,7 @@ export class ConsumeLoop {
       this.requestStop = () => {
         if (this.stopping) return;
         this.stopping = true;
+        this.stopController.abort();
         resolve('stop');
       };
     });
@@ -88,7 +91,6 @@ export class ConsumeLoop {
   }
 
   private async attachLoop(): Promise<void> {
-    const { initialDelayMs, maxDelayMs, multiplier } = this.deps.options.reconnect;
     let failures = 0;
     while (!this.stopping) {
       const connection = await Promise.race([this.deps.connection.open(true), this.stopped]);
@@ -107,7 +109,7 @@ export class ConsumeLoop {
           ? 'Artemis connection lost while consuming; attaching again after the reconnect, unsettled deliveries are redelivered'
           : 'Artemis closed the receiving link; attaching again',
       );
-      if (failures > 0) await this.pause(Math.min(maxDelayMs, initialDelayMs * multiplier ** (failures - 1)));
+      if (failures > 0) await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
     }
   }
 
@@ -207,12 +209,6 @@ export class ConsumeLoop {
     receiver.close();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
-    clearTimeout(timer);
-  }
-
-  private async pause(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped]);
     clearTimeout(timer);
   }
 }

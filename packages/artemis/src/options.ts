@@ -1,16 +1,18 @@
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
-import { ConfigurationError, type Logger } from '@babelqueue/core';
+import {
+  ConfigurationError,
+  resolveReconnectBackoff,
+  type Logger,
+  type ReconnectBackoff,
+  type ResolvedReconnectBackoff,
+} from '@babelqueue/core';
 import { parseArtemisUrl, type ArtemisEndpoint } from './url.js';
 
-/** Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`. */
-export interface ReconnectOptions {
-  /** Default 100 ms. */
-  readonly initialDelayMs?: number;
-  /** Default 5000 ms. */
-  readonly maxDelayMs?: number;
-  /** Default 2. */
-  readonly multiplier?: number;
-}
+/**
+ * Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`;
+ * defaults 100 ms, 5000 ms and 2 (the core's {@link ReconnectBackoff}).
+ */
+export type ReconnectOptions = ReconnectBackoff;
 
 /** Options of {@link ArtemisTransport}. */
 export interface ArtemisTransportOptions {
@@ -65,7 +67,7 @@ export interface ResolvedOptions {
   readonly url: string;
   readonly endpoint: ArtemisEndpoint;
   readonly tls: TlsOptions | undefined;
-  readonly reconnect: Required<ReconnectOptions>;
+  readonly reconnect: ResolvedReconnectBackoff;
   readonly publishWhileDisconnected: 'fail' | 'wait';
   readonly requeueDelayMs: number;
   readonly brokerMaxDeliveryAttempts: number;
@@ -85,11 +87,7 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
     url: options.url,
     endpoint,
     tls: options.tls,
-    reconnect: {
-      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
-      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
-      multiplier: options.reconnect?.multiplier ?? 2,
-    },
+    reconnect: resolveReconnectBackoff(options.reconnect),
     publishWhileDisconnected,
     requeueDelayMs: options.requeueDelayMs ?? 1000,
     brokerMaxDeliveryAttempts: options.brokerMaxDeliveryAttempts ?? 10,

@@ -1,11 +1,17 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
-import { pullLoop, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import {
+  pause,
+  pullLoop,
+  reconnectDelayMs,
+  type ConsumeOptions,
+  type Delivery,
+  type Logger,
+  type ResolvedReconnectBackoff,
+} from '@babelqueue/core';
 import { isTransient } from './errors.js';
 
-/** Pauses after a failed receive while the connection comes back: doubling from the first to the last. */
-const RETRY_FIRST_MS = 100;
-const RETRY_MAX_MS = 5_000;
+/** Pauses after consecutive failed receives while the connection comes back: 100 ms doubling, at most 5 s. */
+const RECEIVE_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 5_000, multiplier: 2 });
 
 export interface ConsumeLoopDeps {
   /** Opens a PeekLock receiver on the queue (again, after the SDK closed one). */
@@ -37,7 +43,7 @@ export async function consumeLoop(deps: ConsumeLoopDeps, onDelivery: (delivery: 
   let receiver = deps.openReceiver();
   receivers.add(receiver);
   let backlog = false;
-  let retryMs = RETRY_FIRST_MS;
+  let failures = 0;
   const fetch = async (max: number, waitMs: number, signal: AbortSignal): Promise<Delivery[]> => {
     if (signal.aborted) return [];
     const want = backlog ? max : 1;
@@ -47,16 +53,17 @@ export async function consumeLoop(deps: ConsumeLoopDeps, onDelivery: (delivery: 
     } catch (error) {
       if (signal.aborted) return [];
       if (!isTransient(error)) throw error;
+      failures += 1;
+      const retryMs = reconnectDelayMs(RECEIVE_RETRY_BACKOFF, failures);
       deps.logger.warn({ queue: deps.queue, error: describe(error), retryInMs: retryMs }, 'Service Bus receive failed; the SDK reconnects and the loop receives again');
-      await sleep(retryMs, undefined, { signal }).catch(() => undefined);
-      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+      await pause(retryMs, signal);
       if (receiver.isClosed && !signal.aborted) {
         receiver = deps.openReceiver();
         receivers.add(receiver);
       }
       return [];
     }
-    retryMs = RETRY_FIRST_MS;
+    failures = 0;
     backlog = messages.length === want && want > 0;
     const from = receiver;
     return messages.map((message) => deps.toDelivery(message, from));

@@ -1,15 +1,17 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage } from '@azure/service-bus';
 import {
   failedOutcomes,
   ConfigurationError,
   connectWithin,
+  pause,
+  reconnectDelayMs,
   type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
   type OutgoingMessage,
   type PublishOutcome,
+  type ResolvedReconnectBackoff,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
@@ -27,9 +29,8 @@ import { describeAddress, parseAddress, type AsbAddress } from './url.js';
 
 /** The entity `connect()` opens a sender to; a namespace answering "not found" is reachable and authorised. */
 const CONNECT_PROBE_ENTITY = 'babelqueue-connect-check';
-/** Pauses between connect attempts to a namespace that does not answer yet: doubling from the first to the last. */
-const CONNECT_RETRY_FIRST_MS = 100;
-const CONNECT_RETRY_MAX_MS = 1_000;
+/** Pauses between connect attempts to a namespace that does not answer yet: 100 ms doubling, at most 1 s. */
+const CONNECT_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 1_000, multiplier: 2 });
 
 /** One connect attempt: a sender's first batch opens the connection, the CBS token and the link. */
 async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<void> {
@@ -98,13 +99,13 @@ export class AzureServiceBusTransport implements Transport {
     this.assertOpen();
     this.connected ??= connectWithin(this.target, options, async ({ signal, note }) => {
       const client = await this.connection.get();
-      for (let waitMs = CONNECT_RETRY_FIRST_MS; ; waitMs = Math.min(waitMs * 2, CONNECT_RETRY_MAX_MS)) {
+      for (let attempt = 1; ; attempt++) {
         try {
           return await probe(client, signal);
         } catch (error) {
           if (signal.aborted || !isUnreachable(error)) throw error;
           note(error);
-          await sleep(waitMs, undefined, { signal }).catch(() => undefined);
+          await pause(reconnectDelayMs(CONNECT_RETRY_BACKOFF, attempt), signal);
         }
       }
     }).catch((error: unknown) => {

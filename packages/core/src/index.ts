@@ -65,6 +65,9 @@ export { failedOutcomes, publishOutcomes } from './transport/publish-outcomes.js
 export { pullLoop } from './transport/pull-loop.js';
 export { connectWithin } from './transport/connect-within.js';
 export type { ConnectAttempt } from './transport/connect-within.js';
+export { DEFAULT_RECONNECT_BACKOFF, reconnectDelayMs, resolveReconnectBackoff } from './transport/reconnect-backoff.js';
+export type { ReconnectBackoff, ResolvedReconnectBackoff } from './transport/reconnect-backoff.js';
+export { pause } from './transport/pause.js';
 export { ReservationKeeper } from './transport/reservation-keeper.js';
 export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
 export type { Fetch } from './transport/pull-loop.js';

@@ -1,7 +1,9 @@
-import type { Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
 
 /** Attempts of a start-up step before its error ends the consume start. */
 const START_ATTEMPTS = 5;
+/** The pause after failed attempt n: 200 ms doubling, uncapped (at most 1.6 s within the attempts). */
+const START_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 200, maxDelayMs: Infinity, multiplier: 2 });
 
 /**
  * Runs a start-up step (the topic look-up and creation before a consumer
@@ -18,7 +20,8 @@ export async function retryStart<T>(step: () => Promise<T>, signal: AbortSignal,
     } catch (error) {
       if (attempt >= START_ATTEMPTS || signal.aborted) throw error;
       logger.warn({ what, attempt, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'Kafka start-up step failed; trying again');
-      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** (attempt - 1)));
+      // No signal, as before: an abort does not cut this pause short; the next failure ends the retries.
+      await pause(reconnectDelayMs(START_BACKOFF, attempt));
     }
   }
 }

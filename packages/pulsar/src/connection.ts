@@ -103,11 +103,6 @@ export class PulsarConnection {
   }
 }
 
-/** The delay before reconnect attempt `failures` (1-based). */
-export function backoffMs(options: ResolvedOptions['reconnect'], failures: number): number {
-  return Math.min(options.maxDelayMs, options.initialDelayMs * options.multiplier ** Math.max(0, failures - 1));
-}
-
 /**
  * Failures that retrying cannot cure before a first success: refused
  * credentials, and a server certificate that does not verify.

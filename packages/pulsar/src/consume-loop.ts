@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
-import { backoffMs, isConfigurationFailure, type PulsarConnection } from './connection.js';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { isConfigurationFailure, type PulsarConnection } from './connection.js';
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
 import type { ResolvedOptions } from './options.js';
@@ -96,7 +96,7 @@ export class ConsumeLoop {
         if (!connected && isConfigurationFailure(error)) throw error;
         failures += 1;
         this.deps.logger.warn({ queue: this.queue, attempt: failures, error: text(error) }, 'cannot open the Pulsar consumer WebSocket; retrying');
-        await this.pause(backoffMs(this.deps.options.reconnect, failures));
+        await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
         continue;
       }
       if (ws === 'stop' || this.stopping) {
@@ -115,7 +115,7 @@ export class ConsumeLoop {
         'Pulsar consumer WebSocket lost; reconnecting (unacknowledged messages are redelivered)',
       );
       failures += 1;
-      await this.pause(backoffMs(this.deps.options.reconnect, failures));
+      await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
     }
   }
 
@@ -213,12 +213,6 @@ export class ConsumeLoop {
     const signal = this.stopController.signal;
     if (signal.aborted) return Promise.resolve('stop');
     return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
-  }
-
-  private async pause(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped()]);
-    clearTimeout(timer);
   }
 }
 

@@ -3,6 +3,7 @@ import {
   DeadLetterWriteError,
   NO_PROJECTION,
   nativeSchemaVersion,
+  pause,
   projectPulsar,
   reconcilePulsarAttempts,
   recordProjection,
@@ -200,20 +201,4 @@ export class PulsarDelivery implements Delivery {
   private isEnvelope(): boolean {
     return this.ownProjection() !== NO_PROJECTION;
   }
-}
-
-/** Waits `ms`; false when `signal` aborted first. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

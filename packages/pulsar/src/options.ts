@@ -1,5 +1,11 @@
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
-import { ConfigurationError, type Logger } from '@babelqueue/core';
+import {
+  ConfigurationError,
+  resolveReconnectBackoff,
+  type Logger,
+  type ReconnectBackoff,
+  type ResolvedReconnectBackoff,
+} from '@babelqueue/core';
 import { parsePulsarUrl, redactUrl } from './url.js';
 
 /** Pulsar's subscription types. */
@@ -9,15 +15,11 @@ const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Shared', 'Key_Shared',
 /** A JWT, or a function that returns the current one (called for every new connection). */
 export type TokenSource = string | (() => string | Promise<string>);
 
-/** Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`. */
-export interface ReconnectOptions {
-  /** Default 100 ms. */
-  readonly initialDelayMs?: number;
-  /** Default 5000 ms. */
-  readonly maxDelayMs?: number;
-  /** Default 2. */
-  readonly multiplier?: number;
-}
+/**
+ * Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`;
+ * defaults 100 ms, 5000 ms and 2 (the core's {@link ReconnectBackoff}).
+ */
+export type ReconnectOptions = ReconnectBackoff;
 
 /** Options of {@link PulsarTransport}. */
 export interface PulsarTransportOptions {
@@ -82,7 +84,7 @@ export interface ResolvedOptions {
   readonly receiverQueueSize: number | undefined;
   readonly negativeAckRedeliveryDelayMs: number;
   readonly sendTimeoutMs: number;
-  readonly reconnect: Required<ReconnectOptions>;
+  readonly reconnect: ResolvedReconnectBackoff;
   readonly tls: TlsOptions | undefined;
   readonly logger: Logger;
 }
@@ -119,11 +121,7 @@ export function resolveOptions(options: PulsarTransportOptions, logger: Logger):
     receiverQueueSize: options.receiverQueueSize,
     negativeAckRedeliveryDelayMs: options.negativeAckRedeliveryDelayMs ?? 1000,
     sendTimeoutMs: options.sendTimeoutMs ?? 30_000,
-    reconnect: {
-      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
-      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
-      multiplier: options.reconnect?.multiplier ?? 2,
-    },
+    reconnect: resolveReconnectBackoff(options.reconnect),
     tls: options.tls,
     logger,
   };

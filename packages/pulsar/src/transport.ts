@@ -2,6 +2,7 @@ import {
   ConnectError,
   connectWithin,
   consoleLogger,
+  pause,
   publishOutcomes,
   type BindingRules,
   type ConnectOptions,
@@ -85,7 +86,7 @@ export class PulsarTransport implements Transport {
             throw new ConnectError(this.target, (error as Error).message, { cause: error });
           }
           note(error);
-          await sleep(Math.min(1000, 100 * failures), signal);
+          await pause(Math.min(1000, 100 * failures), signal);
           if (signal.aborted) return;
         }
       }
@@ -226,14 +227,4 @@ export class PulsarTransport implements Transport {
   private assertOpen(): void {
     if (this.closing) throw new TransportClosedError();
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
 }

@@ -1,5 +1,5 @@
 import type { Channel, Message } from 'amqplib';
-import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
 import { Acker } from './acker.js';
 import type { ConnectionManager } from './connection.js';
 import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
@@ -39,6 +39,8 @@ export class Consumer {
   private stopping = false;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly stopped: Promise<'stop'>;
+  /** Aborts with `stopped`: ends a back-off pause at once. */
+  private readonly stopController = new AbortController();
   private requestStop!: () => void;
   private slotFreed: (() => void) | undefined;
 
@@ -55,6 +57,7 @@ export class Consumer {
       this.requestStop = () => {
         if (this.stopping) return;
         this.stopping = true;
+        this.stopController.abort();
         resolve('stop');
       };
     });
@@ -112,7 +115,7 @@ export class Consumer {
         ));
       } catch (error) {
         this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'could not start consuming; retrying');
-        await this.pause(this.deps.options.reconnect.initialDelayMs);
+        await pause(this.deps.options.reconnect.initialDelayMs, this.stopController.signal);
         continue;
       }
       this.startIdleClock();
@@ -138,7 +141,7 @@ export class Consumer {
         lane.acker.flush();
         await lane.channel.close().catch(() => undefined);
       }
-      await this.pause(this.deps.options.reconnect.initialDelayMs);
+      await pause(this.deps.options.reconnect.initialDelayMs, this.stopController.signal);
     }
   }
 
@@ -154,14 +157,14 @@ export class Consumer {
         return;
       }
       this.deps.logger.warn({ queue: this.queue }, 'consumer channel lost; resuming on a new channel, unacknowledged deliveries are redelivered');
-      await this.pause(this.deps.options.reconnect.initialDelayMs);
+      await pause(this.deps.options.reconnect.initialDelayMs, this.stopController.signal);
     }
   }
 
   /** One basic.get poller: get, handle, settle, repeat; sleeps with a doubling pause while the queue is empty. */
   private async poller(lane: MutableLane): Promise<void> {
     const { minMs, maxMs } = this.deps.options.poll;
-    let pause = minMs;
+    let emptyWaitMs = minMs;
     while (!this.stopping && !lane.closed && this.reserve()) {
       let message: Message | false;
       try {
@@ -173,11 +176,11 @@ export class Consumer {
       }
       if (message === false) {
         this.taken -= 1;
-        await this.pause(pause);
-        pause = Math.min(maxMs, pause * 2);
+        await pause(emptyWaitMs, this.stopController.signal);
+        emptyWaitMs = Math.min(maxMs, emptyWaitMs * 2);
         continue;
       }
-      pause = minMs;
+      emptyWaitMs = minMs;
       await this.hand(new RabbitMqDelivery(this.queue, lane, message, this.context));
     }
   }
@@ -209,9 +212,10 @@ export class Consumer {
           if (this.stopping) return undefined;
           throw error;
         }
-        const { initialDelayMs, maxDelayMs, multiplier } = this.deps.options.reconnect;
         this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'cannot open the consumer channel; retrying');
-        await this.pause(Math.min(maxDelayMs, initialDelayMs * multiplier ** failures));
+        // `failures` counts the failures before this one (0 at the first), so the
+        // retry that follows is attempt failures + 1: the first waits initialDelayMs.
+        await pause(reconnectDelayMs(this.deps.options.reconnect, failures + 1), this.stopController.signal);
       }
     }
     return undefined;
@@ -286,12 +290,6 @@ export class Consumer {
     this.holds.flush();
     lane.acker.flush();
     await lane.channel.close().catch(() => undefined);
-  }
-
-  private async pause(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped]);
-    clearTimeout(timer);
   }
 }
 

@@ -1,15 +1,17 @@
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
-import { ConfigurationError, type Logger } from '@babelqueue/core';
+import {
+  ConfigurationError,
+  resolveReconnectBackoff,
+  type Logger,
+  type ReconnectBackoff,
+  type ResolvedReconnectBackoff,
+} from '@babelqueue/core';
 
-/** Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`. */
-export interface ReconnectOptions {
-  /** Default 100 ms. */
-  readonly initialDelayMs?: number;
-  /** Default 5000 ms. */
-  readonly maxDelayMs?: number;
-  /** Default 2. */
-  readonly multiplier?: number;
-}
+/**
+ * Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`;
+ * defaults 100 ms, 5000 ms and 2 (the core's {@link ReconnectBackoff}).
+ */
+export type ReconnectOptions = ReconnectBackoff;
 
 /** Idle backoff of the `basic.get` mode: after an empty get, wait `minMs`, doubling up to `maxMs`. */
 export interface PollOptions {
@@ -79,7 +81,7 @@ export interface ResolvedOptions {
   readonly mode: 'consume' | 'get';
   readonly confirm: boolean;
   readonly prefetch: number | undefined;
-  readonly reconnect: Required<ReconnectOptions>;
+  readonly reconnect: ResolvedReconnectBackoff;
   readonly publishWhileDisconnected: 'fail' | 'wait';
   readonly poll: Required<PollOptions>;
   readonly requeueDelayMs: number;
@@ -101,11 +103,7 @@ export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger
     mode,
     confirm: options.confirm ?? true,
     prefetch: options.prefetch,
-    reconnect: {
-      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
-      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
-      multiplier: options.reconnect?.multiplier ?? 2,
-    },
+    reconnect: resolveReconnectBackoff(options.reconnect),
     publishWhileDisconnected,
     poll: { minMs: options.poll?.minMs ?? 50, maxMs: options.poll?.maxMs ?? 1000 },
     requeueDelayMs: options.requeueDelayMs ?? 1000,

@@ -1,5 +1,5 @@
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { connectWithin, maskUrl, type ConnectOptions } from '@babelqueue/core';
+import { connectWithin, maskUrl, pause, type ConnectOptions } from '@babelqueue/core';
 import { errorCode, isAccessDenied, isFatalClientError } from './aws-errors.js';
 import type { ResolvedOptions, SqsTransportOptions } from './options.js';
 
@@ -56,16 +56,4 @@ export class Connection {
   destroy(): void {
     if (this.owned) this.client.destroy();
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import { ReservationKeeper, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, ReservationKeeper, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { logReleaseFailure, SqsDelivery, type DeliveryContext } from './delivery.js';
 import { MAX_WAIT_TIME_SECONDS } from './options.js';
-import { pause, retryPauseMs } from './retry.js';
+import { CALL_RETRY_BACKOFF } from './retry.js';
 
 /** What one consume loop needs from the transport. */
 export interface LoopContext extends Omit<DeliveryContext, 'keeper'> {
@@ -117,7 +117,7 @@ export async function consumeLoop(
         if (context.closing.aborted) break;
         if (isQueueMissing(error) || isFatalClientError(error)) throw error;
         failures += 1;
-        const pauseMs = retryPauseMs(failures);
+        const pauseMs = reconnectDelayMs(CALL_RETRY_BACKOFF, failures);
         logger.warn({ queue: context.queue.name, error: describe(error), retryInMs: pauseMs }, 'receive failed; trying again');
         await pause(pauseMs, signal, context.closing);
         continue;

@@ -1,6 +1,8 @@
 import {
   consoleLogger,
+  pause,
   projectSqs,
+  reconnectDelayMs,
   type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
@@ -21,7 +23,7 @@ import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from '
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
 import { Sender, type Outgoing } from './send.js';
-import { pause, retryPauseMs } from './retry.js';
+import { CALL_RETRY_BACKOFF } from './retry.js';
 import { SettleBatcher } from './settle-batcher.js';
 
 /**
@@ -218,7 +220,7 @@ export class SqsTransport implements Transport {
       } catch (error) {
         if (error instanceof QueueNotFoundError || isQueueMissing(error) || isFatalClientError(error)) throw error;
         if (signal.aborted || this.closing.signal.aborted) return undefined;
-        const pauseMs = retryPauseMs(failures);
+        const pauseMs = reconnectDelayMs(CALL_RETRY_BACKOFF, failures);
         this.options.logger.warn({ queue, error: describe(error), retryInMs: pauseMs }, 'queue look-up failed; trying again');
         await pause(pauseMs, signal, this.closing.signal);
         if (signal.aborted || this.closing.signal.aborted) return undefined;

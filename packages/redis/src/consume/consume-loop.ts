@@ -1,9 +1,11 @@
-import type { ConsumeOptions, Delivery, Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
 import { isFatal } from '../errors.js';
 import { ackBatch, MAX_BATCH, readAhead } from './read-ahead.js';
 import { NOTHING, type Reserved, type Reserver, type Want } from './reserver.js';
 import { Notifier } from './signal.js';
-import { sleep } from './wait.js';
+
+/** The pause after consecutive failed reserves: 100 ms doubling, at most 1 s (`50 × 2^failures`, capped). */
+const RESERVE_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 1000, multiplier: 2 });
 
 /**
  * The consume loop of one queue: keeps at most `concurrency` handlers running
@@ -149,7 +151,7 @@ export async function consumeLoop(
         }
         failures += 1;
         logger.warn({ queue, error: String(error) }, 'reserve failed; retrying');
-        await sleep(Math.min(1000, 50 * 2 ** failures), signal);
+        await pause(reconnectDelayMs(RESERVE_RETRY_BACKOFF, failures), signal);
         continue;
       }
       if (got > 0) {

@@ -1,5 +1,6 @@
 import {
   DeadLetterWriteError,
+  pause,
   withAttempts,
   type Decision,
   type Logger,
@@ -22,7 +23,6 @@ import { removeFromList, scanList } from './list-scan.js';
 import { publishInGroups } from './publish-batch.js';
 import { redisRules } from './rules.js';
 import { SettleOnce } from './settle-once.js';
-import { sleep } from '../consume/wait.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 
 const RULES = redisRules('redis-legacy');
@@ -149,7 +149,8 @@ class LegacyReserver extends Reserver {
 
   /** The sleep-poll: 100 ms, doubling after every empty poll, capped at 1 s. */
   async idle(ms: number, signal: AbortSignal): Promise<void> {
-    await sleep(Math.min(ms, this.pollMs), signal);
+    const waitMs = Math.min(ms, this.pollMs);
+    if (waitMs > 0) await pause(waitMs, signal);
     this.pollMs = Math.min(this.pollMs * 2, POLL_MAX_MS);
   }
 

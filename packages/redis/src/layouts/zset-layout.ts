@@ -1,5 +1,6 @@
 import {
   DeadLetterWriteError,
+  pause,
   withAttempts,
   type Decision,
   type Logger,
@@ -15,7 +16,7 @@ import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
-import { sleep, untilAborted } from '../consume/wait.js';
+import { untilAborted } from '../consume/wait.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
@@ -180,7 +181,7 @@ class ZsetReserver extends Reserver {
         .catch((error: unknown) => {
           if (isFatal(error)) throw error;
           if (this.blocking !== undefined) this.logger.warn({ queue: this.queue, error: String(error) }, 'blocking wait failed');
-          return sleep(100, signal);
+          return pause(100, signal);
         })
         .finally(() => {
           this.blpop = undefined;
