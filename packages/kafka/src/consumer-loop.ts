@@ -1,4 +1,4 @@
-import type { Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { processPartitionBatch, type Ordering, type RecordResult } from './partition-batch.js';
 import { RangeAssigner } from './range-assigner.js';
@@ -35,9 +35,8 @@ export interface ConsumerLoop extends ConsumerTuning {
   onJoin?(assignment: Record<string, number[]>): void;
 }
 
-/** The pause before starting a stopped consumer again: doubling from the first, at most the last. */
-const RESTART_FIRST_MS = 500;
-const RESTART_MAX_MS = 15_000;
+/** The pause before starting a stopped consumer again: 500 ms doubling, at most 15 s; a join resets it. */
+const RESTART_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 500, maxDelayMs: 15_000, multiplier: 2 });
 
 /**
  * Runs a consumer group with manual commits (autoCommit off, no auto-resolve)
@@ -63,9 +62,9 @@ export async function runConsumerLoop(loop: ConsumerLoop): Promise<void> {
       if (error instanceof FirstConnectError) throw error.cause;
       if (isFatalKafkaError(error)) throw error;
       restarts += 1;
-      const pauseMs = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** Math.min(restarts - 1, 10));
+      const pauseMs = reconnectDelayMs(RESTART_BACKOFF, restarts);
       loop.logger.warn({ groupId: loop.groupId, error: describe(error), restartInMs: pauseMs }, 'Kafka consumer stopped and kafkajs will not restart it; starting it again');
-      await delay(pauseMs, loop.signal);
+      await pause(pauseMs, loop.signal);
     }
   }
 }
@@ -205,21 +204,9 @@ async function subscribeWhenThere(consumer: Consumer, topic: string, loop: Consu
         warnedAt = Date.now();
         loop.logger.warn({ groupId: loop.groupId, topic, error: describe(error) }, 'Kafka topic not there yet; waiting for it (createTopics creates it)');
       }
-      await delay(TOPIC_POLL_MS, loop.signal);
+      await pause(TOPIC_POLL_MS, loop.signal);
     }
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
