@@ -24,25 +24,37 @@ export async function waitEmpty(driver: BrokerDriver, target: DriverTarget, queu
 }
 
 /**
+ * Polls `driver.leftover(queue)` until everything is gone, giving up only
+ * once `stallMs` pass without the count going down: a long backlog is waited
+ * for however long it takes while it drains. Resolves with the last counts.
+ */
+export async function waitDrained(driver: BrokerDriver, target: DriverTarget, queue: string, stallMs: number): Promise<Record<string, number>> {
+  let least = Infinity;
+  let until = Date.now() + stallMs;
+  for (;;) {
+    const left = await waitEmpty(driver, target, queue, Math.min(5_000, Math.max(0, until - Date.now())));
+    const total = Object.values(left).reduce((sum, n) => sum + n, 0);
+    if (total < least) {
+      least = total;
+      until = Date.now() + stallMs;
+    }
+    if (isEmpty(left) || Date.now() > until) return left;
+  }
+}
+
+/**
  * Takes every record off `queue` with the binding itself (a reader: each
  * delivery acked as it is), until the broker says the queue is empty after
  * the reader stopped (a delivery held by a running reader does not show in
- * every broker's counts). Gives up once `stallMs` pass without a record read,
- * so a long DLQ (the full size's tens of thousands of records) is read to its
- * end however long that takes. Resolves with the bodies, in the order they came.
+ * every broker's counts). Gives up once `stallMs` pass without progress, so a
+ * long DLQ (the full size's tens of thousands of records) is read to its end.
+ * Resolves with the bodies, in the order they came.
  */
 export async function readAll(driver: BrokerDriver, url: string, queue: string, stallMs: number, logger: Logger = silentLogger): Promise<{ bodies: Buffer[]; left: Record<string, number> }> {
   const target: DriverTarget = { url, logger, queue, role: 'reader' };
   const bodies: Buffer[] = [];
-  let until = Date.now() + stallMs;
-  let read = 0;
-  const moved = () => {
-    if (bodies.length > read) {
-      read = bodies.length;
-      until = Date.now() + stallMs;
-    }
-  };
   for (;;) {
+    const before = bodies.length;
     const transport = driver.transport(target);
     const stop = new AbortController();
     try {
@@ -52,20 +64,15 @@ export async function readAll(driver: BrokerDriver, url: string, queue: string, 
         bodies.push(delivery.body);
       }, { concurrency: 16, signal: stop.signal });
       consuming.catch(() => undefined);
-      for (;;) {
-        const left = await waitEmpty(driver, target, queue, Math.min(5_000, Math.max(0, until - Date.now())));
-        moved();
-        if (isEmpty(left) || Date.now() > until) break;
-      }
+      await waitDrained(driver, target, queue, stallMs);
       stop.abort();
       await consuming.catch(() => undefined);
     } finally {
       stop.abort();
       await transport.close();
     }
-    moved();
     const left = await waitEmpty(driver, target, queue, 2_000);
-    if (isEmpty(left) || Date.now() > until) return { bodies, left };
+    if (isEmpty(left) || bodies.length === before) return { bodies, left };
   }
 }
 

@@ -5,7 +5,7 @@ import { LedgerReader } from '../ledger.js';
 import { WorkerPool } from '../pool.js';
 import { JOB_URN, planScripts } from '../scripts.js';
 import { controllerTarget, type ScenarioContext } from './context.js';
-import { readAll, waitEmpty } from './queues.js';
+import { readAll, waitDrained } from './queues.js';
 
 /** The stated bounds: growth of one worker over the soak, after a one-minute warm-up. */
 export const SOAK_BOUNDS = { heapMiB: 16, rssMiB: 64 } as const;
@@ -73,7 +73,8 @@ export async function runSoak(context: ScenarioContext, minutes: number): Promis
       }
       await sleep(100);
     }
-    await waitEmpty(driver, target, queue, 120_000);
+    // A worker slower than the producer on a busy machine leaves a backlog: wait while it drains.
+    await waitDrained(driver, target, queue, 120_000);
     await pool.stopAll(30_000);
     const handled = new Set<string>();
     for (const event of new LedgerReader(context.dir).poll()) if (event.kind === 'H') handled.add(event.key);
