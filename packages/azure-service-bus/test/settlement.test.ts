@@ -419,6 +419,8 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     const { queue } = await names('close');
     const { app: a, transport } = app(queue);
     a.handle(URN, () => undefined);
+    // Connected first, so the close meets the consume loop, not a connect still under way on a busy machine.
+    await transport.connect({ timeoutMs: 120_000 });
     const run = a.run();
     await new Promise((resolve) => setTimeout(resolve, 200));
     await transport.close();
