@@ -19,7 +19,7 @@ const USAGE = `npm run reliability -- [options]
   --seed N            replay the random choices of an earlier run (printed at its start)
   --brokers a,b       only these drivers (${Object.keys(DRIVERS).join(', ')})
   --except a,b        every driver but these
-  --only a,b          only these parts: self-test, chaos, fuzz (default: all three)
+  --only a,b          only these parts: self-test, chaos, fuzz (default: all three); --only soak --soak N runs the soak alone
   --messages N        messages per chaos stream
   --fuzz N            fuzzed bodies per broker
   --parallel N        run up to N brokers at once (default 3); rows on one server (redis-legacy,
