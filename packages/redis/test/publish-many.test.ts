@@ -39,6 +39,16 @@ for (const layout of ['legacy', 'zset'] as const) {
       if (layout === 'zset') assert.equal(await redis.llen(`queues:${batched}:notify`), 25, 'one wake-up token per message');
     });
 
+    it('a batch larger than one write chunk (2,500) keeps every message, in order', async () => {
+      const q = uniqueQueue('pm-large');
+      const messages = outgoingBatch(q, 2500);
+      const outcomes = await transport.publishMany(messages);
+      assert.ok(outcomes.every((o) => o.ok), 'all accepted');
+      const written = await redis.lrangeBuffer(ready(layout, q), 0, -1);
+      assert.deepEqual(written, messages.map((m) => m.body), 'every body, byte for byte, in the order given');
+      if (layout === 'zset') assert.equal(await redis.llen(`queues:${q}:notify`), 2500, 'one wake-up token per message');
+    });
+
     if (layout === 'zset') {
       it('delayed messages go to :delayed with the score a single publish gives them', async () => {
         const single = uniqueQueue('pm-dsingle');
