@@ -21,6 +21,12 @@ export interface Tally {
    * run ends only once every place a message can wait on the broker is empty).
    */
   readonly lost: readonly string[];
+  /**
+   * How many of `lost` no worker ever began to handle (no ledger line at all):
+   * the message never came off the broker, which points at the broker (an
+   * acknowledged publish it did not keep) rather than at a settlement.
+   */
+  readonly lostUndelivered: number;
   /** Effects beyond the first per key (a handler ran to its effect again after a kill or a lost ack). */
   readonly duplicateEffects: number;
   /** DLQ records beyond the first per key (a kill between the record write and the ack). */
@@ -37,7 +43,11 @@ export interface Tally {
  */
 export function tally(scripts: readonly Script[], events: readonly LedgerEvent[], records: readonly DeadLetterRecord[]): Tally {
   const effects = new Map<string, number>();
-  for (const event of events) if (event.kind === 'H') effects.set(event.key, (effects.get(event.key) ?? 0) + 1);
+  const touched = new Set<string>();
+  for (const event of events) {
+    touched.add(event.key);
+    if (event.kind === 'H') effects.set(event.key, (effects.get(event.key) ?? 0) + 1);
+  }
   const dead = new Map<string, string[]>();
   let strangers = 0;
   for (const record of records) {
@@ -70,7 +80,8 @@ export function tally(scripts: readonly Script[], events: readonly LedgerEvent[]
       : ran === 0 && reasons.every((reason) => reason === 'failed');
     if (!ok) wrongEnd.push(key);
   });
-  return { messages: scripts.length, handled, deadLettered, lost, duplicateEffects, duplicateRecords, wrongEnd, strangers };
+  const lostUndelivered = lost.filter((key) => !touched.has(key)).length;
+  return { messages: scripts.length, handled, deadLettered, lost, lostUndelivered, duplicateEffects, duplicateRecords, wrongEnd, strangers };
 }
 
 /** A fault the controller caused, for the recovery times. */

@@ -40,7 +40,10 @@ export function judge(report: DriverReport): string[] {
   if (chaos !== undefined) {
     const t = chaos.tally;
     if (chaos.aborted !== undefined) failures.push(`chaos: ${chaos.aborted}`);
-    if (t.lost.length > 0) failures.push(`chaos: ${t.lost.length} lost (${t.lost.slice(0, 10).join(', ')}${t.lost.length > 10 ? ', …' : ''})`);
+    if (t.lost.length > 0) {
+      failures.push(`chaos: ${t.lost.length} lost (${t.lost.slice(0, 10).join(', ')}${t.lost.length > 10 ? ', …' : ''}); `
+        + `${t.lostUndelivered} of them never reached a worker (an acknowledged publish the broker did not keep, or one never made)`);
+    }
     if (t.wrongEnd.length > 0) failures.push(`chaos: ${t.wrongEnd.length} ended otherwise than scripted (${t.wrongEnd.slice(0, 10).join(', ')})`);
     if (t.strangers > 0) failures.push(`chaos: ${t.strangers} DLQ records of no message of the run`);
     if (chaos.crashes.length > 0) failures.push(`chaos: ${chaos.crashes.length} worker(s) died by themselves: ${chaos.crashes.slice(0, 3).join('; ')}`);
