@@ -92,15 +92,23 @@ export class Publisher {
       if (error !== undefined) failures[index] = asError(error);
       if (--open === 0) finish();
     };
+    const unconfirmed = this.pending.get(channel)!;
+    // Whether to look for a pending drain: at first (a write elsewhere may have filled the socket), while
+    // one is awaited, and after a write the socket refused; not once per message.
+    let check = true;
     for (let index = 0; index < requests.length; index += 1) {
-      const draining = this.drained.get(channel);
-      if (draining) await draining;
+      if (check) {
+        const draining = this.drained.get(channel);
+        if (draining) await draining;
+        else check = false;
+      }
       const request = requests[index]!;
-      this.write(channel, request, (error) => {
+      const accepted = this.write(channel, unconfirmed, request, (error) => {
         if (error === undefined) settle(index);
         else if (request.wait) this.retried(request, error).then(() => settle(index), (retryError: unknown) => settle(index, retryError));
         else settle(index, error);
       });
+      if (!accepted) check = true;
     }
     await finished;
     return failures;
@@ -161,18 +169,22 @@ export class Publisher {
 
   /** Writes one message on `channel`; settles once it is confirmed (or at once without confirms). */
   private publishOn(channel: ConfirmChannel, request: PublishRequest): Promise<void> {
-    return new Promise<void>((resolve, reject) => this.write(channel, request, (error) => (error === undefined ? resolve() : reject(error))));
+    const unconfirmed = this.pending.get(channel)!;
+    return new Promise<void>((resolve, reject) => {
+      this.write(channel, unconfirmed, request, (error) => (error === undefined ? resolve() : reject(error)));
+    });
   }
 
   /**
    * Writes one message on `channel` and calls `settled` once: with no error
    * when the broker confirmed it (at once after the write without confirms),
-   * else with the reason it is not on the queue.
+   * else with the reason it is not on the queue. `unconfirmed` is the
+   * channel's set of unconfirmed publishes. False when the socket asked to
+   * drain (or the write failed).
    */
-  private write(channel: ConfirmChannel, request: PublishRequest, settled: (error?: Error) => void): void {
+  private write(channel: ConfirmChannel, unconfirmed: Set<Pending>, request: PublishRequest, settled: (error?: Error) => void): boolean {
     const routingKey = request.spec.name;
     const entry: Pending = { routingKey, body: request.body, returned: false };
-    const unconfirmed = this.pending.get(channel)!;
     let accepted: boolean;
     try {
       request.properties.mandatory = true;
@@ -198,7 +210,7 @@ export class Publisher {
       });
     } catch (error) {
       settled(new RabbitMqUnavailableError(`publish to "${routingKey}" not sent: the channel is closed`, { cause: error }));
-      return;
+      return false;
     }
     unconfirmed.add(entry);
     if (!accepted && !this.drained.has(channel)) {
@@ -207,6 +219,7 @@ export class Publisher {
       this.drained.set(channel, drain);
     }
     if (!request.confirm) settled();
+    return accepted;
   }
 
   private async openChannel(model: ChannelModel): Promise<ConfirmChannel> {
