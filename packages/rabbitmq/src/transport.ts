@@ -87,8 +87,9 @@ export class RabbitMqTransport implements Transport {
    * A `delayMs` routes it through the holding queue `<queue>.delay.<ms>`.
    */
   publish(message: OutgoingMessage): Promise<void> {
-    if (this.closing) return Promise.reject(new TransportClosedError());
+    // Not async: the send's own promise goes back (no wrapper per message); a throw still arrives as a rejection.
     try {
+      this.assertOpen();
       return this.publisher.send(this.request(message));
     } catch (error) {
       return Promise.reject(error);
