@@ -146,10 +146,11 @@ async function appRound(): Promise<void> {
   await app.close();
 }
 
-if (MODES.has('publish') || MODES.has('consume')) await alternate(ROUNDS, [rawRound, appRound]);
-const latency = MODES.has('latency')
-  ? await latencyRounds(rawLatency, () => appLatency(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW))
-  : undefined;
+const throughput = MODES.has('publish') || MODES.has('consume');
+if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
+const appSideLatency = () =>
+  appLatency(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
 
 // Remove the bench queues through Artemis's management address.
 const replies = connection.open_receiver({ source: { address: '', dynamic: true } });

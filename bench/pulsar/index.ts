@@ -172,10 +172,11 @@ async function appRound(): Promise<void> {
   await app.close();
 }
 
-if (MODES.has('publish') || MODES.has('consume')) await alternate(ROUNDS, [rawRound, appRound]);
-const latency = MODES.has('latency')
-  ? await latencyRounds(rawLatency, async () => appLatency(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW))
-  : undefined;
+const throughput = MODES.has('publish') || MODES.has('consume');
+if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
+const appSideLatency = async () =>
+  appLatency(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
 const python = MODES.has('python') ? pythonReference() : { skipped: 'not among the modes' };
 
 for (const queue of topics) {

@@ -29,9 +29,15 @@ export async function appLatency(transport: Transport, queue: string, load: Offe
 /** The index `i` of a bench message, from its envelope's JSON (the raw side's parse). */
 export const indexOf = (body: string) => (JSON.parse(body) as { data: { i: number } }).data.i;
 
-/** `rounds` rounds of each side's latency (two unless told), the side that goes first alternating. */
-export async function latencyRounds(raw: () => Promise<Latency>, app: () => Promise<Latency>, rounds = 2): Promise<{ raw: Latency[]; app: Latency[] }> {
+/**
+ * Two rounds of each side's latency, the side that goes first alternating.
+ * With `warmUp` (a process that measured nothing before), one round of each
+ * side first, not counted: a cold process (JIT, first connections) falls
+ * behind the offered rate and measures its backlog, not the latency.
+ */
+export async function latencyRounds(raw: () => Promise<Latency>, app: () => Promise<Latency>, warmUp: boolean): Promise<{ raw: Latency[]; app: Latency[] }> {
+  if (warmUp) await alternate(1, [async () => void (await raw()), async () => void (await app())]);
   const runs = { raw: [] as Latency[], app: [] as Latency[] };
-  await alternate(rounds, [async () => void runs.raw.push(await raw()), async () => void runs.app.push(await app())]);
+  await alternate(2, [async () => void runs.raw.push(await raw()), async () => void runs.app.push(await app())]);
   return runs;
 }
