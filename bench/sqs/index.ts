@@ -172,6 +172,7 @@ if (throughput) {
   rounds = new Rounds();
   await alternate(ROUNDS, [rawRound, appRound]);
 }
+
 async function appSideLatency(): Promise<Latency> {
   const ours = await fresh('sqs-app-latency');
   const transport = new SqsTransport({ ...CLIENT, waitTimeSeconds: 1, logger: silentLogger });
