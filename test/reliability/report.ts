@@ -35,6 +35,8 @@ export function judge(report: DriverReport): string[] {
     const lost = selfTest.tally.lost;
     if (!(lost.length === 1 && lost[0] === selfTest.stolen)) {
       failures.push(`self-test: message ${selfTest.stolen} was deleted on purpose, but the count found lost: [${lost.join(', ')}] (the counter would not catch a loss)`);
+    } else if (selfTest.tally.lostUndelivered !== 1) {
+      failures.push(`self-test: message ${selfTest.stolen} was deleted before any worker started, but it was not counted as never delivered`);
     }
   }
   if (chaos !== undefined) {

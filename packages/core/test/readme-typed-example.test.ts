@@ -1,17 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { readmeExample } from '../../../test/support/readme.js';
 import { repoRoot } from './support/paths.js';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 test('the README typed-payload example type-checks (strict) and runs', () => {
-  const readme = readFileSync(join(repoRoot, 'packages/core/README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Typed payloads'));
-  const code = /```ts\n([\s\S]*?)```/.exec(section)![1]!;
+  const code = readmeExample('core', '### Typed payloads: `handle<T>()` and a URN catalog');
   const dir = mkdtempSync(join(repoRoot, 'packages/core/test/.readme-'));
   try {
     writeFileSync(join(dir, 'example.ts'), code);
