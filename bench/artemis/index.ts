@@ -3,7 +3,10 @@
  * the same settlement, in one run. JSON out.
  *
  *   BABELQUEUE_ARTEMIS_URL=amqp://admin:admin@127.0.0.1:5673 \
- *     node --conditions=source --import tsx bench/artemis/index.ts [messages] [window]
+ *     node --conditions=source --import tsx bench/artemis/index.ts [messages=20000] [window=100] [rate=1000] [modes=publish,consume,latency]
+ *
+ * `modes` (default all): a comma list of publish, consume, latency. Without
+ * publish, consume reads a queue filled beforehand by raw rhea (untimed).
  *
  * - publish: durable, the broker's `accepted` outcome awaited for each message,
  *   at most `window` unsettled in flight. Raw: a rhea sender with the same AMQP
@@ -13,19 +16,29 @@
  *   Raw: parse the JSON body, accept, top the credit up; App: app.consume with
  *   concurrency `window` and a no-op handler (version gate, decode, validate,
  *   reconcile, route, settle).
+ * - latency: publish → handler at `rate` messages/s (default 1,000), each
+ *   send's `accepted` awaited, credit `window`; p50/p99/p99.9 from each
+ *   message's due time (bench/support/latency.ts). Raw: the sender and
+ *   receiver above (parse, accept, one credit per message); App: app.publish
+ *   and app.consume at concurrency `window`. Two rounds, after the others.
  *
  * Three rounds, the side that goes first alternating, medians (bench/support).
  */
 import rhea, { type Connection, type EventContext, type Sender } from 'rhea';
 import { projectArtemis, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport } from '@babelqueue/artemis';
-import { printReport } from '../support/report.js';
+import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
+import { OfferedLoad, type Latency } from '../support/measure.js';
+import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
 import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_ARTEMIS_URL ?? 'amqp://admin:admin@127.0.0.1:5673';
 const N = Number(process.argv[2] ?? 20_000);
 const WINDOW = Number(process.argv[3] ?? 100);
+const RATE = Number(process.argv[4] ?? 1000);
+const LATENCY_N = RATE * 4;
+const MODES = new Set((process.argv[5] ?? 'publish,consume,latency').split(','));
 const ROUNDS = 3;
 
 const u = new URL(URL_);
@@ -90,22 +103,54 @@ async function rawConsume(queue: string, count: number): Promise<void> {
   receiver.close();
 }
 
+async function rawLatency(): Promise<Latency> {
+  const queue = fresh('artemis-raw-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const receiver = connection.open_receiver({ source: { address: queue, capabilities: ['queue'] }, autoaccept: false, credit_window: 0 });
+  receiver.on('message', (context: EventContext) => {
+    load.seen(indexOf(Buffer.from(context.message!.body as string, 'utf8').toString('utf8')));
+    context.delivery!.accept();
+    receiver.add_credit(1);
+  });
+  await new Promise((resolve) => receiver.once('receiver_open', resolve));
+  receiver.add_credit(WINDOW);
+  const sender: Sender = connection.open_sender({ target: { address: queue, capabilities: ['queue'] } });
+  const pending = new Map<unknown, () => void>();
+  sender.on('accepted', (context: EventContext) => {
+    pending.get(context.delivery)?.();
+    pending.delete(context.delivery);
+  });
+  try {
+    return await load.run((i) => new Promise<void>((resolve) => pending.set(sender.send(rawMessage(queue, i)), resolve)));
+  } finally {
+    sender.close();
+    receiver.close();
+  }
+}
+
 const rounds = new Rounds();
 
 async function rawRound(): Promise<void> {
   const queue = fresh('artemis-raw');
-  await rounds.time('publishAccepted', 'raw', N, () => rawPublish(queue, N));
-  await rounds.time('consumeCredit', 'raw', N, () => rawConsume(queue, N));
+  if (MODES.has('publish')) await rounds.time('publishAccepted', 'raw', N, () => rawPublish(queue, N));
+  else if (MODES.has('consume')) await rawPublish(queue, N);
+  if (MODES.has('consume')) await rounds.time('consumeCredit', 'raw', N, () => rawConsume(queue, N));
 }
 
 async function appRound(): Promise<void> {
-  const app = benchApp(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app'));
-  await rounds.time('publishAccepted', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
-  await rounds.time('consumeCredit', 'app', N, () => app.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 }));
+  const queue = fresh('artemis-app');
+  const app = benchApp(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), queue);
+  if (MODES.has('publish')) await rounds.time('publishAccepted', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
+  else if (MODES.has('consume')) await rawPublish(queue, N);
+  if (MODES.has('consume')) await rounds.time('consumeCredit', 'app', N, () => app.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 }));
   await app.close();
 }
 
-await alternate(ROUNDS, [rawRound, appRound]);
+const throughput = MODES.has('publish') || MODES.has('consume');
+if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
+const appSideLatency = () =>
+  appLatency(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
 
 // Remove the bench queues through Artemis's management address.
 const replies = connection.open_receiver({ source: { address: '', dynamic: true } });
@@ -121,4 +166,8 @@ await new Promise((resolve) => setTimeout(resolve, 200));
 const internal = connection as unknown as { socket?: unknown; abort_socket?: (socket: unknown) => void };
 internal.abort_socket?.(internal.socket);
 
-printReport({ bench: 'artemis', params: { messages: N, window: WINDOW, rounds: ROUNDS }, measurements: rounds.measurements() });
+printReport({
+  bench: 'artemis',
+  params: { messages: N, window: WINDOW, rounds: ROUNDS },
+  measurements: [...rounds.measurements(), ...(latency !== undefined ? [latencyMeasurement('latency', RATE, latency)] : [])],
+});

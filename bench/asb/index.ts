@@ -7,9 +7,11 @@
  *
  *   scripts/brokers up asb
  *   BABELQUEUE_ASB_URL='Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true' \
- *     node --conditions=source --import tsx bench/asb/index.ts [messages] [window]
+ *     node --conditions=source --import tsx bench/asb/index.ts [messages=5000] [window=100] [rate=1000] [modes=publish,consume,publishMany,latency]
  *
- * Three alternating rounds, medians (bench/support).
+ * `modes` (default all): a comma list of publish, consume, publishMany,
+ * latency. Without publish, consume reads a queue filled beforehand by the raw
+ * sender (untimed). Three alternating rounds, medians (bench/support).
  * - publish: one message per send, at most `window` sends in flight. Raw:
  *   ServiceBusSender.sendMessages of an envelope made and encoded per message,
  *   with the binding's projection; App: app.publish (the same, through the runtime).
@@ -19,11 +21,22 @@
  * - consume: PeekLock, complete per message, at most `window` locked at once.
  *   Raw: receiveMessages for the free slots, JSON.parse, completeMessage; App:
  *   app.consume with a no-op handler (version gate, decode, validate, route, settle).
+ * - latency: publish → handler at `rate` messages/s (default 1,000), one send
+ *   per message, PeekLock and complete per message, at most `window` locked;
+ *   p50/p99/p99.9 from each message's due time (bench/support/latency.ts).
+ *   Raw: ServiceBusSender.sendMessages + the SDK's streaming receiver
+ *   (`subscribe`, maxConcurrentCalls `window`, JSON.parse, completeMessage):
+ *   its `receiveMessages(n)`, which the raw consume uses, waits up to a second
+ *   after the first message when fewer than n are there, so a loop on it would
+ *   measure that wait; App: app.publish + app.consume at concurrency `window`.
+ *   Two rounds, after the others.
  */
 import { ServiceBusClient } from '@azure/service-bus';
 import { silentLogger } from '@babelqueue/core';
 import { AzureServiceBusTransport, toServiceBusMessage } from '@babelqueue/azure-service-bus';
-import { printReport } from '../support/report.js';
+import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
+import { OfferedLoad, type Latency } from '../support/measure.js';
+import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
 import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
@@ -31,6 +44,9 @@ const CONNECTION_STRING = process.env.BABELQUEUE_ASB_URL
   ?? 'Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true';
 const N = Number(process.argv[2] ?? 5_000);
 const WINDOW = Number(process.argv[3] ?? 100);
+const RATE = Number(process.argv[4] ?? 1000);
+const LATENCY_N = RATE * 4;
+const MODES = new Set((process.argv[5] ?? 'publish,consume,publishMany,latency').split(','));
 const ROUNDS = 3;
 /** A side that receives nothing for this long fails the run instead of waiting forever. */
 const IDLE_MS = 10_000;
@@ -107,12 +123,37 @@ async function discard(queue: string, count: number): Promise<void> {
 
 const app = (queue: string) => benchApp(new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), queue);
 
+async function rawLatency(): Promise<Latency> {
+  const queue = benchQueue('asb-raw-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const receiver = client.createReceiver(queue, { receiveMode: 'peekLock', skipParsingBodyAsJson: true });
+  const subscription = receiver.subscribe({
+    processMessage: async (message) => {
+      load.seen(indexOf((message.body as Buffer).toString('utf8')));
+      await receiver.completeMessage(message);
+    },
+    // A failed receive or settlement shows in the result as messages not handled in time.
+    processError: async () => undefined,
+  }, { autoCompleteMessages: false, maxConcurrentCalls: WINDOW });
+  const sender = client.createSender(queue);
+  try {
+    return await load.run((i) => sender.sendMessages(rawMessage(queue, i)));
+  } finally {
+    await subscription.close();
+    await sender.close();
+    await receiver.close();
+  }
+}
+
 const rounds = new Rounds();
 
 async function rawRound(): Promise<void> {
   const queue = benchQueue('asb-raw');
-  await rounds.time('publish', 'raw', N, () => rawPublish(queue, N));
-  await rounds.time('consume', 'raw', N, () => rawConsume(queue, N));
+  if (MODES.has('publish')) await rounds.time('publish', 'raw', N, () => rawPublish(queue, N));
+  else if (MODES.has('consume')) await rawPublish(queue, N);
+  if (MODES.has('consume')) await rounds.time('consume', 'raw', N, () => rawConsume(queue, N));
+  else if (MODES.has('publish')) await discard(queue, N);
+  if (!MODES.has('publishMany')) return;
   // The sender's link open before the clock starts, as the App side's is.
   const manyQueue = benchQueue('asb-raw-many');
   const sender = client.createSender(manyQueue);
@@ -123,13 +164,18 @@ async function rawRound(): Promise<void> {
 }
 
 async function appRound(): Promise<void> {
-  const ours = app(benchQueue('asb-app'));
-  await rounds.time('publish', 'app', N, () => windowed(N, WINDOW, (i) => ours.publish(URN, { ...DATA, i })));
-  await rounds.time('consume', 'app', N, async () => {
-    const handled = await ours.consume({ maxMessages: N, concurrency: WINDOW, idleMs: IDLE_MS });
-    if (handled !== N) throw new Error(`App consume: nothing for ${IDLE_MS} ms after ${handled} of ${N}`);
-  });
+  const queue = benchQueue('asb-app');
+  const ours = app(queue);
+  if (MODES.has('publish')) await rounds.time('publish', 'app', N, () => windowed(N, WINDOW, (i) => ours.publish(URN, { ...DATA, i })));
+  else if (MODES.has('consume')) await rawPublish(queue, N);
+  if (MODES.has('consume')) {
+    await rounds.time('consume', 'app', N, async () => {
+      const handled = await ours.consume({ maxMessages: N, concurrency: WINDOW, idleMs: IDLE_MS });
+      if (handled !== N) throw new Error(`App consume: nothing for ${IDLE_MS} ms after ${handled} of ${N}`);
+    });
+  } else if (MODES.has('publish')) await discard(queue, N);
   await ours.close();
+  if (!MODES.has('publishMany')) return;
   // Connected before the clock starts, as the raw side's client is.
   const manyQueue = benchQueue('asb-app-many');
   const many = app(manyQueue);
@@ -139,11 +185,15 @@ async function appRound(): Promise<void> {
   await discard(manyQueue, N + 1);
 }
 
-await alternate(ROUNDS, [rawRound, appRound]);
+const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('publishMany');
+if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
+const appSideLatency = () => appLatency(
+  new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), benchQueue('asb-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
 await client.close();
 
 printReport({
   bench: 'asb',
   params: { broker: 'the Service Bus stand-in (test/support/asb-standin), not Service Bus', messages: N, window: WINDOW, rounds: ROUNDS },
-  measurements: rounds.measurements(),
+  measurements: [...rounds.measurements(), ...(latency !== undefined ? [latencyMeasurement('latency', RATE, latency)] : [])],
 });

@@ -33,6 +33,7 @@
 import { Kafka, Partitioners, logLevel, type EachBatchPayload } from 'kafkajs';
 import { createApp, EnvelopeCodec, projectKafka, silentLogger } from '@babelqueue/core';
 import { KafkaTransport } from '@babelqueue/kafka';
+import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, Span, timed, type Latency, type Sample } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { Rounds } from '../support/rounds.js';
@@ -177,7 +178,7 @@ async function transportConsume(topic: string): Promise<Sample> {
 async function rawLatency(): Promise<Latency> {
   const topic = await fresh('raw-latency');
   const load = new OfferedLoad(RATE, LATENCY_N);
-  const consumer = await rawGroup(topic, (value) => load.seen((JSON.parse(value.toString('utf8')) as { data: { i: number } }).data.i));
+  const consumer = await rawGroup(topic, (value) => load.seen(indexOf(value.toString('utf8'))));
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   try {
@@ -193,25 +194,17 @@ async function rawLatency(): Promise<Latency> {
   }
 }
 
-async function appLatency(): Promise<Latency> {
+async function appSideLatency(): Promise<Latency> {
   const topic = await fresh('app-latency');
-  const load = new OfferedLoad(RATE, LATENCY_N);
   const transport = new KafkaTransport({ url: URL_, groupId: `bq-bench-app-${stamp}-${topics++}`, logger: silentLogger });
-  const app = createApp({ transport, queue: topic, logger: silentLogger }).handle(URN, (data) => load.seen(Number(data.i)));
-  const stop = new AbortController();
-  const consuming = app.consume({ concurrency: PARTITIONS, signal: stop.signal });
   try {
-    return await load.run((i) => app.publish(URN, { ...DATA, i }));
+    return await appLatency(transport, topic, new OfferedLoad(RATE, LATENCY_N), PARTITIONS);
   } finally {
-    stop.abort();
-    await consuming;
-    await app.close();
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
   }
 }
 
 const rounds = new Rounds();
-const latency = { raw: [] as Latency[], app: [] as Latency[] };
 for (let round = 0; round < ROUNDS; round++) {
   const rawTopic = await fresh('raw');
   const appTopic = await fresh('app');
@@ -249,18 +242,13 @@ for (let round = 0; round < ROUNDS; round++) {
   }
   await admin.deleteTopics({ topics: [rawTopic, appTopic, rawBatchTopic, appBatchTopic] }).catch(() => undefined);
 }
-for (let round = 0; round < (MODES.has('latency') ? 2 : 0); round++) {
-  const sides = round % 2 === 0 ? (['raw', 'app'] as const) : (['app', 'raw'] as const);
-  for (const side of sides) {
-    if (side === 'raw') latency.raw.push(await rawLatency());
-    else latency.app.push(await appLatency());
-  }
-}
+// After the rounds above; alone, it warms the process up first.
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, MODES.size === 1) : undefined;
 await admin.disconnect();
 
 // In consumeBindingOnly, "app" is the binding without the App runtime: KafkaTransport.consume acking each record.
 printReport({
   bench: 'kafka',
   params: { messages: N, partitions: PARTITIONS, produceWindow: WINDOW, rounds: ROUNDS },
-  measurements: [...rounds.measurements(), ...(MODES.has('latency') ? [latencyMeasurement('latency', RATE, latency)] : [])],
+  measurements: [...rounds.measurements(), ...(latency !== undefined ? [latencyMeasurement('latency', RATE, latency)] : [])],
 });

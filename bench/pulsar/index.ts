@@ -4,7 +4,11 @@
  * the binary protocol) as a reference figure. JSON out.
  *
  *   BABELQUEUE_PULSAR_URL=http://127.0.0.1:8080 \
- *     node --conditions=source --import tsx bench/pulsar/index.ts [messages] [window]
+ *     node --conditions=source --import tsx bench/pulsar/index.ts [messages=10000] [window=100] [rate=1000] [modes=publish,consume,python,latency]
+ *
+ * `modes` (default all): a comma list of publish, consume, python, latency.
+ * Without publish, consume reads a topic filled beforehand by the raw
+ * producer (untimed).
  *
  * - publish: one message per frame, each awaited on its send receipt, at most
  *   `window` in flight. Raw: a producer WebSocket sending the envelope with the
@@ -15,6 +19,12 @@
  * - python: the Python SDK (babelqueue[pulsar]) publishing with app.publish
  *   (synchronous sends) and consuming with app.consume, on a tenth of the
  *   messages, when the interop venv (scripts/peers) is there (`reference`).
+ * - latency: publish → handler at `rate` messages/s (default 1,000), each send
+ *   receipt awaited, pull mode with `window` permits; p50/p99/p99.9 from each
+ *   message's due time (bench/support/latency.ts). Raw: the producer and
+ *   consumer WebSockets above (parse, ack, one permit per message); App:
+ *   app.publish and app.consume at concurrency `window`. Two rounds, after
+ *   the others.
  *
  * Three rounds, the side that goes first alternating, medians (bench/support).
  */
@@ -24,14 +34,18 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { projectPulsar, silentLogger } from '@babelqueue/core';
 import { PulsarTransport } from '@babelqueue/pulsar';
-import { timed, type Sample } from '../support/measure.js';
-import { printReport } from '../support/report.js';
+import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
+import { OfferedLoad, timed, type Latency, type Sample } from '../support/measure.js';
+import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
 import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
 
 const WEB = process.env.BABELQUEUE_PULSAR_URL ?? 'http://127.0.0.1:8080';
 const N = Number(process.argv[2] ?? 10_000);
 const WINDOW = Number(process.argv[3] ?? 100);
+const RATE = Number(process.argv[4] ?? 1000);
+const LATENCY_N = RATE * 4;
+const MODES = new Set((process.argv[5] ?? 'publish,consume,python,latency').split(','));
 const ROUNDS = 3;
 const PY_N = Math.max(200, Math.floor(N / 10));
 const root = join(import.meta.dirname, '..', '..');
@@ -107,24 +121,63 @@ function pythonReference(): Record<string, unknown> {
   return JSON.parse(out) as Record<string, unknown>;
 }
 
+async function rawLatency(): Promise<Latency> {
+  const queue = await fresh('pulsar-raw-latency');
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const consumer = await open(`consumer/persistent/public/default/${queue}/babelqueue?subscriptionType=Shared&pullMode=true&receiverQueueSize=${WINDOW}`);
+  consumer.on('message', (data) => {
+    const frame = JSON.parse(data.toString());
+    load.seen(indexOf(Buffer.from(frame.payload, 'base64').toString('utf8')));
+    consumer.send(JSON.stringify({ messageId: frame.messageId }));
+    consumer.send(JSON.stringify({ type: 'permit', permitMessages: 1 }));
+  });
+  consumer.send(JSON.stringify({ type: 'permit', permitMessages: WINDOW }));
+  const producer = await open(`producer/persistent/public/default/${queue}`);
+  const receipts = new Map<string, () => void>();
+  let sent = 0;
+  producer.on('message', (data) => {
+    const { context } = JSON.parse(data.toString()) as { context: string };
+    receipts.get(context)?.();
+    receipts.delete(context);
+  });
+  try {
+    return await load.run((i) => new Promise<void>((resolve) => {
+      const { body, projection } = encoded(queue, i);
+      const context = String(sent++);
+      receipts.set(context, resolve);
+      producer.send(JSON.stringify({ payload: body.toString('base64'), properties: projectPulsar(projection), context }));
+    }));
+  } finally {
+    producer.close();
+    consumer.close();
+  }
+}
+
 const rounds = new Rounds();
 
 async function rawRound(): Promise<void> {
   const queue = await fresh('pulsar-raw');
-  rounds.add('publishConfirmed', 'raw', await rawPublish(queue));
-  await rounds.time('consumePullMode', 'raw', N, () => rawConsume(queue));
+  if (MODES.has('publish')) rounds.add('publishConfirmed', 'raw', await rawPublish(queue));
+  else if (MODES.has('consume')) await rawPublish(queue);
+  if (MODES.has('consume')) await rounds.time('consumePullMode', 'raw', N, () => rawConsume(queue));
 }
 
 async function appRound(): Promise<void> {
-  const app = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app'));
+  const queue = await fresh('pulsar-app');
+  const app = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), queue);
   await app.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
-  await rounds.time('publishConfirmed', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
-  await rounds.time('consumePullMode', 'app', N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));
+  if (MODES.has('publish')) await rounds.time('publishConfirmed', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
+  else if (MODES.has('consume')) await rawPublish(queue);
+  if (MODES.has('consume')) await rounds.time('consumePullMode', 'app', N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));
   await app.close();
 }
 
-await alternate(ROUNDS, [rawRound, appRound]);
-const python = pythonReference();
+const throughput = MODES.has('publish') || MODES.has('consume');
+if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
+const appSideLatency = async () =>
+  appLatency(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
+const python = MODES.has('python') ? pythonReference() : { skipped: 'not among the modes' };
 
 for (const queue of topics) {
   await fetch(`${WEB}/admin/v2/persistent/public/default/${queue}?force=true`, { method: 'DELETE' }).catch(() => undefined);
@@ -133,6 +186,6 @@ for (const queue of topics) {
 printReport({
   bench: 'pulsar',
   params: { messages: N, window: WINDOW, rounds: ROUNDS },
-  measurements: rounds.measurements(),
+  measurements: [...rounds.measurements(), ...(latency !== undefined ? [latencyMeasurement('latency', RATE, latency)] : [])],
   reference: { pythonSdkNativeClient: { ...python, note: `the official Python SDK's native client on ${PY_N} messages, not App beside raw` } },
 });

@@ -34,8 +34,9 @@
  * consumeBindingOnly, basicGet and latency.
  */
 import { connect, type ConfirmChannel } from 'amqplib';
-import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
+import { EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { projectProperties, RabbitMqTransport } from '@babelqueue/rabbitmq';
+import { appLatency, indexOf } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { Rounds } from '../support/rounds.js';
@@ -147,8 +148,7 @@ async function rawLatency(): Promise<Latency> {
   await consumer.prefetch(PREFETCH);
   await consumer.consume(queue, (message) => {
     if (message === null) return;
-    const { data } = JSON.parse(message.content.toString('utf8')) as { data: { i: number } };
-    load.seen(data.i);
+    load.seen(indexOf(message.content.toString('utf8')));
     consumer.ack(message);
   }, { noAck: false });
   const publisher = await model.createConfirmChannel();
@@ -161,20 +161,8 @@ async function rawLatency(): Promise<Latency> {
   return result;
 }
 
-async function appLatency(): Promise<Latency> {
-  const queue = await fresh('app-latency');
-  const load = new OfferedLoad(RATE, LATENCY_N);
-  const instance = createApp({ transport: new RabbitMqTransport({ url: URL_, logger: silentLogger }), queue, logger: silentLogger });
-  instance.handle(URN, (data) => load.seen(Number(data.i)));
-  const stop = new AbortController();
-  const consuming = instance.consume({ concurrency: PREFETCH, signal: stop.signal });
-  try {
-    return await load.run((i) => instance.publish(URN, { ...DATA, i }));
-  } finally {
-    stop.abort();
-    await consuming;
-    await instance.close();
-  }
+async function appSideLatency(): Promise<Latency> {
+  return appLatency(new RabbitMqTransport({ url: URL_, logger: silentLogger }), await fresh('app-latency'), new OfferedLoad(RATE, LATENCY_N), PREFETCH);
 }
 
 // The measurements' modes, by the name `modes` selects them with.
@@ -241,7 +229,7 @@ for (let round = 0; round < ROUNDS; round++) {
         await rounds.time(MODE.publishMany, 'app', N, () => appPublishMany(batcher, N));
         await batcher.close();
       }
-      if (MODES.has('latency') && round < 2) latency.app.push(await appLatency());
+      if (MODES.has('latency') && round < 2) latency.app.push(await appSideLatency());
     }
   }
   for (const queue of queues.splice(0)) await admin.deleteQueue(queue);

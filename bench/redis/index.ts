@@ -3,7 +3,7 @@
  * commands, and beside BullMQ, on the same Redis, in one run. JSON out.
  *
  *   BABELQUEUE_REDIS_URL=redis://127.0.0.1:6379 \
- *     node --conditions=source --import tsx bench/redis/index.ts [messages=10000] [rounds=5] [modes=publish,consume,publishMany]
+ *     node --conditions=source --import tsx bench/redis/index.ts [messages=10000] [rounds=5] [modes=publish,consume,publishMany,latency] [rate=1000]
  *
  * For each layout (legacy, zset) and concurrency (1, 16):
  * - publish: `concurrency` publishers in flight. App: app.publish (makes and
@@ -21,6 +21,16 @@
  *   pre-encoded envelopes made in the loop (legacy one RPUSH of the batch;
  *   zset RPUSH of the batch + RPUSH :notify in one pipeline). BullMQ:
  *   Queue.addBulk of the batch.
+ * - latency (per layout, mode `latency <layout> c=16`): publish → handler at
+ *   `rate` messages/s (default 1,000), at most 16 in flight on the consume
+ *   side; p50/p99/p99.9 from each message's due time (bench/support/latency.ts),
+ *   two rounds after the others, no BullMQ side. Raw: the publish above on one
+ *   connection; 16 workers, each on its own connection (a blocking command
+ *   holds it) doing the reliable-queue loop above, but waiting on an empty
+ *   queue the raw client's way (legacy BLMOVE instead of LMOVE; zset Laravel's
+ *   block_for: BLPOP :notify, then the pop script again). App: app.publish and
+ *   app.consume at concurrency 16, waiting as the layout does (legacy: a
+ *   sleep-poll from 100 ms; zset: BLPOP on :notify).
  * BullMQ (same Redis, once per concurrency and round): Queue.add with the same window,
  * and a Worker with a no-op processor at that concurrency.
  * Every round runs each side of each measurement once, the side that goes
@@ -34,8 +44,9 @@ import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { RedisTransport, type RedisLayout } from '@babelqueue/redis';
-import { timed, type Sample } from '../support/measure.js';
-import { printReport, throughputMeasurement, throughputOf } from '../support/report.js';
+import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
+import { OfferedLoad, timed, type Latency, type Sample } from '../support/measure.js';
+import { latencyMeasurement, printReport, throughputMeasurement, throughputOf, type Measurement } from '../support/report.js';
 import { inTurn } from '../support/rounds.js';
 import { benchQueue, DATA, URN, windowed } from '../support/workload.js';
 
@@ -44,7 +55,10 @@ const MESSAGES = Number(process.argv[2] ?? 10_000);
 /** Messages per run: a small warm-up first (JIT, connections, scripts loaded), then MESSAGES. */
 let N = Math.min(2000, MESSAGES);
 const ROUNDS = Number(process.argv[3] ?? 5);
-const MODES = (process.argv[4] ?? 'publish,consume,publishMany').split(',');
+const MODES = (process.argv[4] ?? 'publish,consume,publishMany,latency').split(',');
+const RATE = Number(process.argv[5] ?? 1000);
+const LATENCY_N = RATE * 4;
+const LATENCY_C = 16;
 const LAYOUTS: RedisLayout[] = ['legacy', 'zset'];
 const CONCURRENCY = [1, 16];
 
@@ -58,6 +72,14 @@ redis.call('LPOP', KEYS[3])
 return {job, reserved}`;
 
 const redis = new Redis(URL_);
+
+/** A connection that runs the raw zset pop (Laravel's script) as `rawPopBuffer`. */
+function popper() {
+  const client = new Redis(URL_);
+  client.defineCommand('rawPop', { numberOfKeys: 3, lua: RAW_POP });
+  const pop = (client as unknown as { rawPopBuffer(...args: (string | number)[]): Promise<[Buffer, Buffer] | null> }).rawPopBuffer.bind(client);
+  return { client, pop };
+}
 
 function bodies(queue: string): Buffer[] {
   return Array.from({ length: N }, (_, i) => Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue }))));
@@ -125,9 +147,7 @@ async function appConsume(layout: RedisLayout, c: number): Promise<Sample> {
 async function rawConsume(layout: RedisLayout, c: number): Promise<Sample> {
   const q = benchQueue(`${layout}-rawcon`);
   await fill(layout, q);
-  const client = new Redis(URL_);
-  client.defineCommand('rawPop', { numberOfKeys: 3, lua: RAW_POP });
-  const pop = (client as unknown as { rawPopBuffer(...args: (string | number)[]): Promise<[Buffer, Buffer] | null> }).rawPopBuffer.bind(client);
+  const { client, pop } = popper();
   await client.ping();
   let done = 0;
   const run = await timed(N, () => Promise.all(Array.from({ length: c }, async () => {
@@ -235,6 +255,56 @@ async function bullAddBulk(): Promise<Sample> {
   return run;
 }
 
+/** The raw side's latency: the publish loop's commands at the offered rate, LATENCY_C workers each on its own connection. */
+async function rawLatency(layout: RedisLayout): Promise<Latency> {
+  const q = benchQueue(`${layout}-rawlat`);
+  const load = new OfferedLoad(RATE, LATENCY_N);
+  const publisher = new Redis(URL_);
+  let stopped = false;
+  const workers = Array.from({ length: LATENCY_C }, async () => {
+    const { client, pop } = popper();
+    while (!stopped) {
+      if (layout === 'legacy') {
+        const body = await client.blmoveBuffer(q, `${q}:processing`, 'LEFT', 'RIGHT', 0.2);
+        if (body === null) continue;
+        load.seen(indexOf(body.toString()));
+        await client.lrem(`${q}:processing`, 1, body);
+      } else {
+        const reply = await pop(`queues:${q}`, `queues:${q}:reserved`, `queues:${q}:notify`, Math.floor(Date.now() / 1000) + 90);
+        if (reply === null) {
+          await client.blpop(`queues:${q}:notify`, 0.2);
+          continue;
+        }
+        load.seen(indexOf(reply[0].toString()));
+        await client.zrem(`queues:${q}:reserved`, reply[1]);
+      }
+    }
+    await client.quit();
+  });
+  try {
+    return await load.run((i) => {
+      const body = Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, { ...DATA, i }, { queue: q })));
+      return layout === 'zset'
+        ? publisher.pipeline().rpush(`queues:${q}`, body).rpush(`queues:${q}:notify`, '1').exec()
+        : publisher.rpush(q, body);
+    });
+  } finally {
+    stopped = true;
+    await Promise.all(workers);
+    await publisher.quit();
+    await cleanup(q);
+  }
+}
+
+async function appSideLatency(layout: RedisLayout): Promise<Latency> {
+  const q = benchQueue(`${layout}-applat`);
+  try {
+    return await appLatency(new RedisTransport({ url: URL_, layout, logger: silentLogger }), q, new OfferedLoad(RATE, LATENCY_N), LATENCY_C);
+  } finally {
+    await cleanup(q);
+  }
+}
+
 type Side = 'app' | 'raw' | 'bullmq';
 const runs = new Map<string, Sample[]>();
 const record = (key: string, run: Sample) => {
@@ -289,8 +359,8 @@ for (let r = 0; r < ROUNDS; r++) {
   }
 }
 
-const measurements = [];
-for (const mode of MODES) {
+const measurements: Measurement[] = [];
+for (const mode of MODES.filter((m) => m !== 'latency')) {
   for (const layout of LAYOUTS) {
     // publishMany has no concurrency: its "concurrency" is the batch size.
     for (const c of mode === 'publishMany' ? [BATCH] : CONCURRENCY) {
@@ -302,6 +372,13 @@ for (const mode of MODES) {
         }),
       );
     }
+  }
+}
+// After the rounds above, which warmed the process (so no warm-up round here).
+if (MODES.includes('latency')) {
+  for (const layout of LAYOUTS) {
+    const runs = await latencyRounds(() => rawLatency(layout), () => appSideLatency(layout), false);
+    measurements.push(latencyMeasurement(`latency ${layout} c=${LATENCY_C}`, RATE, runs));
   }
 }
 const info = await redis.info('server');

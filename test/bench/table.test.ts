@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { measurementsOf, table } from '../../bench/run.js';
+import { latencyRounds } from '../../bench/support/latency.js';
 import type { Latency, Sample } from '../../bench/support/measure.js';
 import { isLatency, latencyMeasurement, throughputMeasurement, throughputOf, type Report, type ThroughputMeasurement } from '../../bench/support/report.js';
 import { alternate, inTurn, Rounds } from '../../bench/support/rounds.js';
@@ -53,6 +54,22 @@ describe('bench rounds and report', () => {
     assert.match(tableOf(report), /\| consume zset c=16 \| 1,000 \| 900 \| 0\.90 \| 27\.0 \| 30\.0 \| 0\.90 \| 300 \| 3\.00 \|/);
   });
 
+  it('latencyRounds: two alternating rounds counted, after one uncounted round of each side when the process is cold', async () => {
+    for (const warmUp of [false, true]) {
+      const order: string[] = [];
+      let n = 0;
+      const side = (name: string) => async () => {
+        order.push(name);
+        return latency(++n);
+      };
+      const runs = await latencyRounds(side('raw'), side('app'), warmUp);
+      assert.deepEqual(order, [...(warmUp ? ['raw', 'app'] : []), 'raw', 'app', 'app', 'raw']);
+      const first = warmUp ? 3 : 1;
+      assert.deepEqual(runs.raw.map((x) => x.p50Ms), [first, first + 3], 'raw: its counted rounds only');
+      assert.deepEqual(runs.app.map((x) => x.p50Ms), [first + 1, first + 2], 'app: its counted rounds only');
+    }
+  });
+
   it('a measurement without both sides fails the bench rather than printing half a row', () => {
     const rounds = new Rounds();
     rounds.add('consume', 'app', sample(1, 1));
@@ -71,6 +88,19 @@ describe('bench JSON in the table', () => {
     const text = tableOf(report);
     assert.match(text, /\| latency \| 1,000 \| 2\.0 \/ 4\.0 \/ 6\.0 \| 5\.0 \/ 10\.0 \/ 15\.0 \|/);
     assert.match(text, /no msgs\/s rows/);
+  });
+
+  it('a bench with throughput rows and a latency line per layout (redis): every line under the msgs/s rows, unhandled messages said', () => {
+    const throughput = throughputMeasurement('consume legacy c=16', { app: throughputOf([sample(900, 30)]), raw: throughputOf([sample(1000, 27)]) });
+    const legacy = latencyMeasurement('latency legacy c=16', 1000, { app: [latency(50)], raw: [latency(1)] });
+    const zset = latencyMeasurement('latency zset c=16', 1000, { app: [{ ...latency(2), unhandled: 3 }], raw: [latency(3)] });
+    const report: Report = { bench: 'redis', params: { messages: 1 }, measurements: [throughput, legacy, zset], node: 'v20' };
+    const text = tableOf(JSON.parse(JSON.stringify(report)));
+    assert.match(text, /\| consume legacy c=16 \| 1,000 \| 900 \|/);
+    assert.match(text, /\| latency legacy c=16 \| 1,000 \| 1\.0 \/ 2\.0 \/ 3\.0 \| 50\.0 \/ 100\.0 \/ 150\.0 \|/);
+    assert.match(text, /\| latency zset c=16 \| 1,000 \| 3\.0 \/ 6\.0 \/ 9\.0 \| 2\.0 \/ 4\.0 \/ 6\.0 \(3 not handled in time\) \|/);
+    assert.ok(text.indexOf('| latency legacy') > text.indexOf('| consume legacy'), 'the latency lines follow the msgs/s rows');
+    assert.doesNotMatch(text, /no msgs\/s rows/);
   });
 
   it('JSON that is not a Report (codec) gives no rows and says so', () => {

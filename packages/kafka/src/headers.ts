@@ -71,7 +71,9 @@ export function kafkaAttempts(headers: RawHeaders | undefined, bodyAttempts: num
 function digits(value: unknown): number | undefined {
   if (!(value instanceof Uint8Array) || value.length === 0 || value.length > 15) return undefined;
   let n = 0;
-  for (const byte of value) {
+  // An index loop: for…of would run the array iterator for every record's one or two bytes.
+  for (let i = 0; i < value.length; i++) {
+    const byte = value[i]!;
     if (byte < 0x30 || byte > 0x39) return undefined;
     n = n * 10 + (byte - 0x30);
   }

@@ -29,6 +29,9 @@ export interface DeliveryContext {
   readonly logger: Logger;
 }
 
+/** What `settle` returns when nothing is written: a promise is immutable, so one serves every record. */
+const DONE: Promise<void> = Promise.resolve();
+
 /** Where a delivery stands after `settle`. */
 export type DeliveryState = 'pending' | 'settled' | 'unsettled';
 
@@ -86,12 +89,29 @@ export class KafkaDelivery implements Delivery {
     return kafkaAttempts(this.record.headers, bodyAttempts);
   }
 
-  async settle(decision: Decision): Promise<void> {
+  /**
+   * Not async: an ack or a drop (every handled record) only marks the delivery
+   * settled, so it returns the one shared resolved promise instead of making
+   * an async frame and a promise per record. Writes go through {@link settleByWrite}.
+   */
+  settle(decision: Decision): Promise<void> {
     switch (decision.kind) {
       case 'ack':
       case 'drop':
         this.state = 'settled';
-        return;
+        return DONE;
+      case 'unsettled':
+        this.state = 'unsettled';
+        this.unsettledWhy = decision.why;
+        return DONE;
+      default:
+        return this.settleByWrite(decision);
+    }
+  }
+
+  /** The decisions that write (a tier copy, a DLQ record) or refuse; rejects instead of throwing. */
+  private async settleByWrite(decision: Extract<Decision, { kind: 'retry' | 'dead-letter' | 'native-dead-letter' }>): Promise<void> {
+    switch (decision.kind) {
       case 'retry':
         await this.retry(decision.attempts, decision.rule === 'delay' ? decision.delayMs : undefined);
         this.state = 'settled';
@@ -103,10 +123,6 @@ export class KafkaDelivery implements Delivery {
           throw new DeadLetterWriteError(decision.queue, { cause });
         }
         this.state = 'settled';
-        return;
-      case 'unsettled':
-        this.state = 'unsettled';
-        this.unsettledWhy = decision.why;
         return;
       case 'native-dead-letter':
         throw new CapabilityError('Kafka has no native dead-letter queue');

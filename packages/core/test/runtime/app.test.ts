@@ -284,6 +284,21 @@ describe('App end to end on the in-memory transport', () => {
     assert.ok(!logger.text().includes(SECRET), "!logger.text().includes(SECRET)");
   });
 
+  test('a decode warning names the queue its message came from, on each queue one App consumes', async () => {
+    const { app, transport, logger } = setup();
+    app.handle(URN, () => undefined);
+    await app.publish(URN, { n: 1 });
+    const [body] = transport.messages('orders');
+    transport.broker.purge('orders');
+    const withForbiddenKey = Buffer.from(body!.toString().replace('{"job"', '{"timestamp":1,"job"'));
+    for (const queue of ['orders', 'billing']) {
+      await transport.publishRaw(queue, withForbiddenKey);
+      await app.consume({ queue, idleMs: 50 });
+    }
+    const warned = logger.lines.filter((l) => l.level === 'warn' && l.fields.pointer === '/timestamp').map((l) => l.fields.queue);
+    assert.deepEqual(warned, ['orders', 'billing'], 'one decode warning per queue, each with its own queue');
+  });
+
   test('concurrency is honoured and a graceful stop loses nothing and acks nothing twice', async () => {
     const { app, transport } = setup();
     let active = 0;
