@@ -47,13 +47,18 @@ export class Publisher {
   }
 
   /** Sends `request`; see {@link PublishRequest} for when it resolves. */
-  async send(request: PublishRequest): Promise<void> {
+  send(request: PublishRequest): Promise<void> {
+    // Without `wait` a failure is final: the send itself is the answer, no async frame around it.
+    return request.wait ? this.sendWaiting(request) : this.sendOnce(request);
+  }
+
+  private async sendWaiting(request: PublishRequest): Promise<void> {
     for (;;) {
       try {
         await this.sendOnce(request);
         return;
       } catch (error) {
-        if (!request.wait || this.connection.terminal() || !isConnectionLoss(error)) throw error;
+        if (this.connection.terminal() || !isConnectionLoss(error)) throw error;
         this.logger.warn({ queue: request.spec.name }, 'publish lost with the connection; sending it again after the reconnect');
       }
     }
@@ -63,31 +68,50 @@ export class Publisher {
    * Sends every request on the confirm channel before waiting for any confirm
    * (a confirm window): the queues are declared once, each message is written
    * as {@link send} writes it (pausing only when the socket asks to drain), and
-   * one promise per request settles as `send`'s would, a message lost with the
-   * connection being sent again on its own when its request says `wait`.
+   * each request settles as `send`'s would, a message lost with the connection
+   * being sent again on its own when its request says `wait`. Resolves once
+   * every request settled, with each one's failure (undefined where it was
+   * confirmed), in the order given; never rejects.
    */
-  async sendMany(requests: readonly PublishRequest[]): Promise<Promise<void>[]> {
+  async sendMany(requests: readonly PublishRequest[]): Promise<(Error | undefined)[]> {
     const wait = requests.some((r) => r.wait);
     let channel: ConfirmChannel;
     try {
       channel = await this.prepare(requests.map((r) => r.spec), wait);
     } catch (error) {
-      return requests.map((request) => this.retried(request, error));
+      const settled = await Promise.allSettled(requests.map((request) => this.retried(request, error)));
+      return settled.map((result) => (result.status === 'fulfilled' ? undefined : asError(result.reason)));
     }
-    const sends: Promise<void>[] = [];
-    let guarded = 0;
-    for (const request of requests) {
-      const draining = this.drained.get(channel);
-      if (draining) {
-        // The caller reads every send after the loop: one that fails while the
-        // loop waits here must not count as an unhandled rejection meanwhile.
-        for (; guarded < sends.length; guarded++) sends[guarded]!.catch(() => undefined);
-        await draining;
+    // One callback per message and one promise for the batch (not a promise per message).
+    const failures = new Array<Error | undefined>(requests.length).fill(undefined);
+    let open = requests.length;
+    if (open === 0) return failures;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const settle = (index: number, error?: unknown): void => {
+      if (error !== undefined) failures[index] = asError(error);
+      if (--open === 0) finish();
+    };
+    const unconfirmed = this.pending.get(channel)!;
+    // Whether to look for a pending drain: at first (a write elsewhere may have filled the socket), while
+    // one is awaited, and after a write the socket refused; not once per message.
+    let check = true;
+    for (let index = 0; index < requests.length; index += 1) {
+      if (check) {
+        const draining = this.drained.get(channel);
+        if (draining) await draining;
+        else check = false;
       }
-      const written = this.publishOn(channel, request);
-      sends.push(request.wait ? written.catch((error: unknown) => this.retried(request, error)) : written);
+      const request = requests[index]!;
+      const accepted = this.write(channel, unconfirmed, request, (error) => {
+        if (error === undefined) settle(index);
+        else if (request.wait) this.retried(request, error).then(() => settle(index), (retryError: unknown) => settle(index, retryError));
+        else settle(index, error);
+      });
+      if (!accepted) check = true;
     }
-    return sends;
+    await finished;
+    return failures;
   }
 
   /** `error` again, or the request sent once more on its own when a reconnect cures it. */
@@ -98,7 +122,12 @@ export class Publisher {
   }
 
   private sendOnce(request: PublishRequest): Promise<void> {
-    const ready = this.ready(request.spec);
+    let ready: ConfirmChannel | undefined;
+    try {
+      ready = this.ready(request.spec);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return ready === undefined ? this.sendPrepared(request) : this.publishOn(ready, request);
   }
 
@@ -140,43 +169,57 @@ export class Publisher {
 
   /** Writes one message on `channel`; settles once it is confirmed (or at once without confirms). */
   private publishOn(channel: ConfirmChannel, request: PublishRequest): Promise<void> {
-    const routingKey = request.spec.name;
-    const entry: Pending = { routingKey, body: request.body, returned: false };
     const unconfirmed = this.pending.get(channel)!;
     return new Promise<void>((resolve, reject) => {
-      let accepted: boolean;
-      try {
-        request.properties.mandatory = true;
-        accepted = channel.publish('', routingKey, request.body, request.properties, (error) => {
-          unconfirmed.delete(entry);
-          if (entry.returned) {
-            this.queues.forget(this.models.get(channel), routingKey);
-            reject(new PublishNotConfirmedError(routingKey, 'unroutable: the queue does not exist (deleted after it was declared?)'));
-          } else if (error) {
-            const nacked = error instanceof Error && /nack/i.test(error.message);
-            reject(
-              new PublishNotConfirmedError(
-                routingKey,
-                nacked ? 'the broker refused it (basic.nack)' : 'the channel closed before the confirm arrived',
-                { cause: error },
-              ),
-            );
-          } else if (request.confirm) {
-            resolve();
-          }
-        });
-      } catch (error) {
-        reject(new RabbitMqUnavailableError(`publish to "${routingKey}" not sent: the channel is closed`, { cause: error }));
-        return;
-      }
-      unconfirmed.add(entry);
-      if (!accepted && !this.drained.has(channel)) {
-        const drain = once(channel, 'drain').finally(() => this.drained.delete(channel));
-        drain.catch(() => undefined);
-        this.drained.set(channel, drain);
-      }
-      if (!request.confirm) resolve();
+      this.write(channel, unconfirmed, request, (error) => (error === undefined ? resolve() : reject(error)));
     });
+  }
+
+  /**
+   * Writes one message on `channel` and calls `settled` once: with no error
+   * when the broker confirmed it (at once after the write without confirms),
+   * else with the reason it is not on the queue. `unconfirmed` is the
+   * channel's set of unconfirmed publishes. False when the socket asked to
+   * drain (or the write failed).
+   */
+  private write(channel: ConfirmChannel, unconfirmed: Set<Pending>, request: PublishRequest, settled: (error?: Error) => void): boolean {
+    const routingKey = request.spec.name;
+    const entry: Pending = { routingKey, body: request.body, returned: false };
+    let accepted: boolean;
+    try {
+      request.properties.mandatory = true;
+      accepted = channel.publish('', routingKey, request.body, request.properties, (error) => {
+        unconfirmed.delete(entry);
+        if (entry.returned) {
+          this.queues.forget(this.models.get(channel), routingKey);
+          if (request.confirm) settled(new PublishNotConfirmedError(routingKey, 'unroutable: the queue does not exist (deleted after it was declared?)'));
+        } else if (!request.confirm) {
+          // Settled when it was written.
+        } else if (error) {
+          const nacked = error instanceof Error && /nack/i.test(error.message);
+          settled(
+            new PublishNotConfirmedError(
+              routingKey,
+              nacked ? 'the broker refused it (basic.nack)' : 'the channel closed before the confirm arrived',
+              { cause: error },
+            ),
+          );
+        } else {
+          settled();
+        }
+      });
+    } catch (error) {
+      settled(new RabbitMqUnavailableError(`publish to "${routingKey}" not sent: the channel is closed`, { cause: error }));
+      return false;
+    }
+    unconfirmed.add(entry);
+    if (!accepted && !this.drained.has(channel)) {
+      const drain = once(channel, 'drain').finally(() => this.drained.delete(channel));
+      drain.catch(() => undefined);
+      this.drained.set(channel, drain);
+    }
+    if (!request.confirm) settled();
+    return accepted;
   }
 
   private async openChannel(model: ChannelModel): Promise<ConfirmChannel> {
@@ -200,6 +243,10 @@ export class Publisher {
     this.queues.forget(this.models.get(channel), routingKey);
     this.logger.error({ queue: routingKey }, 'RabbitMQ returned an unconfirmed publish: the queue does not exist; the message is lost');
   }
+}
+
+function asError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
 }
 
 /** A failure that a reconnect cures (the publish itself was fine). */

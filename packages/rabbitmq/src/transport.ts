@@ -1,5 +1,4 @@
 import {
-  publishOutcomes,
   connectWithin,
   consoleLogger,
   maskUrl,
@@ -22,7 +21,7 @@ import { TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './properties.js';
 import { Publisher, type PublishRequest } from './publisher.js';
-import { delayQueue, QueueDeclarer } from './queues.js';
+import { delayQueue, QueueDeclarer, type QueueSpec } from './queues.js';
 import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
 import { assertAmqpUrl } from './url.js';
 
@@ -48,6 +47,7 @@ export class RabbitMqTransport implements Transport {
   private readonly connection: ConnectionManager;
   private readonly queues: QueueDeclarer;
   private readonly publisher: Publisher;
+  private lastWorkQueue: { readonly kind: 'work'; readonly name: string } | undefined;
   private readonly stop = new AbortController();
   private readonly running = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
@@ -86,9 +86,14 @@ export class RabbitMqTransport implements Transport {
    * queue is gone, or the connection is down (`publishWhileDisconnected: 'fail'`).
    * A `delayMs` routes it through the holding queue `<queue>.delay.<ms>`.
    */
-  async publish(message: OutgoingMessage): Promise<void> {
-    this.assertOpen();
-    await this.publisher.send(this.request(message));
+  publish(message: OutgoingMessage): Promise<void> {
+    // Not async: the send's own promise goes back (no wrapper per message); a throw still arrives as a rejection.
+    try {
+      this.assertOpen();
+      return this.publisher.send(this.request(message));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
@@ -99,18 +104,29 @@ export class RabbitMqTransport implements Transport {
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    return publishOutcomes(messages, await this.publisher.sendMany(messages.map((m) => this.request(m))));
+    const failures = await this.publisher.sendMany(messages.map((m) => this.request(m)));
+    return messages.map((message, index): PublishOutcome => {
+      const error = failures[index];
+      const messageId = message.projection.messageId;
+      return error === undefined ? { ok: true, messageId } : { ok: false, messageId, error };
+    });
   }
 
   private request(message: OutgoingMessage): PublishRequest {
     const delayMs = message.delayMs ?? 0;
     return {
-      spec: delayMs > 0 ? delayQueue(message.queue, delayMs) : { kind: 'work', name: message.queue },
+      spec: delayMs > 0 ? delayQueue(message.queue, delayMs) : this.workQueue(message.queue),
       body: message.body,
       properties: projectProperties(message.projection, message.headers),
       confirm: this.options.confirm,
       wait: this.options.publishWhileDisconnected === 'wait',
     };
+  }
+
+  /** The spec of work queue `name`: the last one is kept, since a batch (or a run of publishes) mostly targets one queue. */
+  private workQueue(name: string): QueueSpec {
+    if (this.lastWorkQueue?.name !== name) this.lastWorkQueue = { kind: 'work', name };
+    return this.lastWorkQueue;
   }
 
   /** Writes `body` as is to `queue` (a DLQ record, a redrive), persistent and confirmed; `headers` ride the AMQP headers. */
