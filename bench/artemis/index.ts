@@ -3,9 +3,9 @@
  * the same settlement, in one run. JSON out.
  *
  *   BABELQUEUE_ARTEMIS_URL=amqp://admin:admin@127.0.0.1:5673 \
- *     node --conditions=source --import tsx bench/artemis/index.ts [messages=20000] [window=100] [rate=1000] [modes=publish,consume,latency]
+ *     node --conditions=source --import tsx bench/artemis/index.ts [messages=20000] [window=100] [rate=1000] [modes=publish,consume,publishMany,latency]
  *
- * `modes` (default all): a comma list of publish, consume, latency. Without
+ * `modes` (default all): a comma list of publish, consume, publishMany, latency. Without
  * publish, consume reads a queue filled beforehand by raw rhea (untimed).
  *
  * - publish: durable, the broker's `accepted` outcome awaited for each message,
@@ -16,6 +16,12 @@
  *   Raw: parse the JSON body, accept, top the credit up; App: app.consume with
  *   concurrency `window` and a no-op handler (version gate, decode, validate,
  *   reconcile, route, settle).
+ * - publishMany: batches of `window`, durable, every message's outcome awaited.
+ *   Raw: the rhea sender above sending every message of a batch within its
+ *   credit, then awaiting each one's disposition; App: app.publishMany of the
+ *   batch (every send first, then each outcome). The App's connection is
+ *   made before the clock starts, as raw rhea's is; each side opens its
+ *   sending link inside it.
  * - latency: publish → handler at `rate` messages/s (default 1,000), each
  *   send's `accepted` awaited, credit `window`; p50/p99/p99.9 from each
  *   message's due time (bench/support/latency.ts). Raw: the sender and
@@ -38,7 +44,7 @@ const N = Number(process.argv[2] ?? 20_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const RATE = Number(process.argv[4] ?? 1000);
 const LATENCY_N = RATE * 4;
-const MODES = new Set((process.argv[5] ?? 'publish,consume,latency').split(','));
+const MODES = new Set((process.argv[5] ?? 'publish,consume,publishMany,latency').split(','));
 const ROUNDS = 3;
 
 const u = new URL(URL_);
@@ -84,6 +90,29 @@ async function rawPublish(queue: string, count: number): Promise<void> {
     pending.delete(context.delivery);
   });
   await windowed(count, WINDOW, (i) => new Promise<void>((resolve) => pending.set(sender.send(rawMessage(queue, i)), resolve)));
+  sender.close();
+}
+
+/** Batches of WINDOW: every message of a batch sent while the link has credit, then every disposition awaited. */
+async function rawPublishBatched(queue: string, count: number): Promise<void> {
+  const sender: Sender = connection.open_sender({ target: { address: queue, capabilities: ['queue'] } });
+  const pending = new Map<unknown, { resolve: () => void; reject: (error: Error) => void }>();
+  const settle = (outcome: string) => (context: EventContext) => {
+    const send = pending.get(context.delivery);
+    pending.delete(context.delivery);
+    if (outcome === 'accepted') send?.resolve();
+    else send?.reject(new Error(`publish ${outcome}`));
+  };
+  for (const outcome of ['accepted', 'rejected', 'released']) sender.on(outcome, settle(outcome));
+  for (let i = 0; i < count; i += WINDOW) {
+    const batch = Array.from({ length: Math.min(WINDOW, count - i) }, (_, k) => rawMessage(queue, i + k));
+    const outcomes: Promise<void>[] = [];
+    for (const message of batch) {
+      if (!sender.sendable()) await new Promise((resolve) => sender.once('sendable', resolve));
+      outcomes.push(new Promise<void>((resolve, reject) => pending.set(sender.send(message), { resolve, reject })));
+    }
+    await Promise.all(outcomes);
+  }
   sender.close();
 }
 
@@ -135,6 +164,7 @@ async function rawRound(): Promise<void> {
   if (MODES.has('publish')) await rounds.time('publishAccepted', 'raw', N, () => rawPublish(queue, N));
   else if (MODES.has('consume')) await rawPublish(queue, N);
   if (MODES.has('consume')) await rounds.time('consumeCredit', 'raw', N, () => rawConsume(queue, N));
+  if (MODES.has('publishMany')) await rounds.time('publishMany', 'raw', N, () => rawPublishBatched(fresh('artemis-raw-batch'), N));
 }
 
 async function appRound(): Promise<void> {
@@ -144,9 +174,20 @@ async function appRound(): Promise<void> {
   else if (MODES.has('consume')) await rawPublish(queue, N);
   if (MODES.has('consume')) await rounds.time('consumeCredit', 'app', N, () => app.consume({ maxMessages: N, concurrency: WINDOW, idleMs: 5000 }));
   await app.close();
+  if (MODES.has('publishMany')) {
+    const transport = new ArtemisTransport({ url: artemisUrl, logger: silentLogger });
+    await transport.connect({ timeoutMs: 10_000 }); // connected before the clock, as the raw side's connection is
+    const batcher = benchApp(transport, fresh('artemis-app-batch'));
+    await rounds.time('publishMany', 'app', N, async () => {
+      for (let i = 0; i < N; i += WINDOW) {
+        await batcher.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
+      }
+    });
+    await batcher.close();
+  }
 }
 
-const throughput = MODES.has('publish') || MODES.has('consume');
+const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('publishMany');
 if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
 const appSideLatency = () =>
   appLatency(new ArtemisTransport({ url: artemisUrl, logger: silentLogger }), fresh('artemis-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);

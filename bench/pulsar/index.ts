@@ -4,9 +4,10 @@
  * the binary protocol) as a reference figure. JSON out.
  *
  *   BABELQUEUE_PULSAR_URL=http://127.0.0.1:8080 \
- *     node --conditions=source --import tsx bench/pulsar/index.ts [messages=10000] [window=100] [rate=1000] [modes=publish,consume,python,latency]
+ *     node --conditions=source --import tsx bench/pulsar/index.ts [messages=10000] [window=100] [rate=1000] [modes=publish,consume,publishMany,python,latency]
  *
- * `modes` (default all): a comma list of publish, consume, python, latency.
+ * `modes` (default all): a comma list of publish, consume, publishMany, python,
+ * latency.
  * Without publish, consume reads a topic filled beforehand by the raw
  * producer (untimed).
  *
@@ -16,6 +17,11 @@
  * - consume: a Shared subscription in pull mode, `window` permits, one ack per
  *   message. Raw: parse the JSON payload and ack; App: app.consume with
  *   concurrency `window` and a no-op handler (gate, decode, validate, route, settle).
+ * - publishMany: batches of `window`, each message's send receipt awaited.
+ *   Raw: the producer WebSocket above sending every frame of a batch without
+ *   waiting, then awaiting all the batch's receipts; App: app.publishMany of
+ *   the batch (every send first, then each receipt). Both producers are open
+ *   before the clock starts.
  * - python: the Python SDK (babelqueue[pulsar]) publishing with app.publish
  *   (synchronous sends) and consuming with app.consume, on a tenth of the
  *   messages, when the interop venv (scripts/peers) is there (`reference`).
@@ -45,7 +51,7 @@ const N = Number(process.argv[2] ?? 10_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const RATE = Number(process.argv[4] ?? 1000);
 const LATENCY_N = RATE * 4;
-const MODES = new Set((process.argv[5] ?? 'publish,consume,python,latency').split(','));
+const MODES = new Set((process.argv[5] ?? 'publish,consume,publishMany,python,latency').split(','));
 const ROUNDS = 3;
 const PY_N = Math.max(200, Math.floor(N / 10));
 const root = join(import.meta.dirname, '..', '..');
@@ -86,6 +92,31 @@ async function rawPublish(queue: string): Promise<Sample> {
     });
     while (sent < Math.min(WINDOW, N)) send();
   }));
+  ws.close();
+  return sample;
+}
+
+/** Batches of WINDOW: every frame of a batch sent, then all its receipts awaited. Connected before the clock starts. */
+async function rawPublishBatched(queue: string): Promise<Sample> {
+  const ws = await open(`producer/persistent/public/default/${queue}`);
+  const receipts = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+  ws.on('message', (data) => {
+    const { result, context } = JSON.parse(data.toString()) as { result: string; context: string };
+    const receipt = receipts.get(context);
+    receipts.delete(context);
+    if (result === 'ok') receipt?.resolve();
+    else receipt?.reject(new Error(`publish refused: ${result}`));
+  });
+  const sample = await timed(N, async () => {
+    for (let i = 0; i < N; i += WINDOW) {
+      const batch = Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => encoded(queue, i + k));
+      await Promise.all(batch.map(({ body, projection }, k) => new Promise<void>((resolve, reject) => {
+        const context = String(i + k);
+        receipts.set(context, { resolve, reject });
+        ws.send(JSON.stringify({ payload: body.toString('base64'), properties: projectPulsar(projection), context }));
+      })));
+    }
+  });
   ws.close();
   return sample;
 }
@@ -160,6 +191,7 @@ async function rawRound(): Promise<void> {
   if (MODES.has('publish')) rounds.add('publishConfirmed', 'raw', await rawPublish(queue));
   else if (MODES.has('consume')) await rawPublish(queue);
   if (MODES.has('consume')) await rounds.time('consumePullMode', 'raw', N, () => rawConsume(queue));
+  if (MODES.has('publishMany')) rounds.add('publishMany', 'raw', await rawPublishBatched(await fresh('pulsar-raw-batch')));
 }
 
 async function appRound(): Promise<void> {
@@ -170,9 +202,19 @@ async function appRound(): Promise<void> {
   else if (MODES.has('consume')) await rawPublish(queue);
   if (MODES.has('consume')) await rounds.time('consumePullMode', 'app', N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));
   await app.close();
+  if (MODES.has('publishMany')) {
+    const batcher = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-batch'));
+    await batcher.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
+    await rounds.time('publishMany', 'app', N, async () => {
+      for (let i = 0; i < N; i += WINDOW) {
+        await batcher.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
+      }
+    });
+    await batcher.close();
+  }
 }
 
-const throughput = MODES.has('publish') || MODES.has('consume');
+const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('publishMany');
 if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
 const appSideLatency = async () =>
   appLatency(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
