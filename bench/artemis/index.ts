@@ -37,7 +37,7 @@ import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, publishInBatches, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_ARTEMIS_URL ?? 'amqp://admin:admin@127.0.0.1:5673';
 const N = Number(process.argv[2] ?? 20_000);
@@ -178,11 +178,7 @@ async function appRound(): Promise<void> {
     const transport = new ArtemisTransport({ url: artemisUrl, logger: silentLogger });
     await transport.connect({ timeoutMs: 10_000 }); // connected before the clock, as the raw side's connection is
     const batcher = benchApp(transport, fresh('artemis-app-batch'));
-    await rounds.time('publishMany', 'app', N, async () => {
-      for (let i = 0; i < N; i += WINDOW) {
-        await batcher.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
-      }
-    });
+    await rounds.time('publishMany', 'app', N, () => publishInBatches(batcher, N, WINDOW));
     await batcher.close();
   }
 }

@@ -38,7 +38,7 @@ import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, publishInBatches, URN, windowed } from '../support/workload.js';
 
 const CONNECTION_STRING = process.env.BABELQUEUE_ASB_URL
   ?? 'Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true';
@@ -76,12 +76,6 @@ async function rawPublishMany(sender: ReturnType<ServiceBusClient['createSender'
       if (!batch.tryAddMessage(message)) throw new Error('a message does not fit an empty batch');
     }
     if (batch.count > 0) await sender.sendMessages(batch);
-  }
-}
-
-async function appPublishMany(ours: ReturnType<typeof app>, count: number): Promise<void> {
-  for (let i = 0; i < count; i += WINDOW) {
-    await ours.publishMany(URN, Array.from({ length: Math.min(WINDOW, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
   }
 }
 
@@ -180,7 +174,7 @@ async function appRound(): Promise<void> {
   const manyQueue = benchQueue('asb-app-many');
   const many = app(manyQueue);
   await many.publish(URN, DATA);
-  await rounds.time('publishMany', 'app', N, () => appPublishMany(many, N));
+  await rounds.time('publishMany', 'app', N, () => publishInBatches(many, N, WINDOW));
   await many.close();
   await discard(manyQueue, N + 1);
 }

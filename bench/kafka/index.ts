@@ -37,7 +37,7 @@ import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, Span, timed, type Latency, type Sample } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, publishInBatches, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_KAFKA_URL ?? 'kafka://127.0.0.1:9092';
 const N = Number(process.argv[2] ?? 20_000);
@@ -93,11 +93,7 @@ async function rawProduceBatched(topic: string): Promise<Sample> {
 async function appPublishMany(topic: string): Promise<Sample> {
   const app = benchApp(new KafkaTransport({ url: URL_, logger: silentLogger }), topic);
   await app.publish(URN, { ...DATA, i: -1 }); // connects the producer before the clock starts, as the raw side does
-  const sample = await timed(N, async () => {
-    for (let i = 0; i < N; i += WINDOW) {
-      await app.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
-    }
-  });
+  const sample = await timed(N, () => publishInBatches(app, N, WINDOW));
   await app.close();
   return sample;
 }

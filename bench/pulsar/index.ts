@@ -44,7 +44,7 @@ import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, timed, type Latency, type Sample } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, encoded, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, publishInBatches, URN, windowed } from '../support/workload.js';
 
 const WEB = process.env.BABELQUEUE_PULSAR_URL ?? 'http://127.0.0.1:8080';
 const N = Number(process.argv[2] ?? 10_000);
@@ -205,11 +205,7 @@ async function appRound(): Promise<void> {
   if (MODES.has('publishMany')) {
     const batcher = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-batch'));
     await batcher.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
-    await rounds.time('publishMany', 'app', N, async () => {
-      for (let i = 0; i < N; i += WINDOW) {
-        await batcher.publishMany(URN, Array.from({ length: Math.min(WINDOW, N - i) }, (_, k) => ({ ...DATA, i: i + k })));
-      }
-    });
+    await rounds.time('publishMany', 'app', N, () => publishInBatches(batcher, N, WINDOW));
     await batcher.close();
   }
 }

@@ -40,7 +40,7 @@ import { appLatency, indexOf } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, publishInBatches, URN, windowed } from '../support/workload.js';
 
 const URL_ = process.env.BABELQUEUE_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const N = Number(process.argv[2] ?? 20_000);
@@ -90,12 +90,6 @@ async function rawPublishBatched(queue: string, count: number): Promise<void> {
     )));
   }
   await channel.close();
-}
-
-async function appPublishMany(publisher: Awaited<ReturnType<typeof app>>, count: number): Promise<void> {
-  for (let i = 0; i < count; i += PREFETCH) {
-    await publisher.publishMany(URN, Array.from({ length: Math.min(PREFETCH, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
-  }
 }
 
 async function rawConsume(queue: string, count: number): Promise<void> {
@@ -226,7 +220,7 @@ for (let round = 0; round < ROUNDS; round++) {
       }
       if (MODES.has('publishMany')) {
         const batcher = await app(await fresh('app-batch'), 'consume');
-        await rounds.time(MODE.publishMany, 'app', N, () => appPublishMany(batcher, N));
+        await rounds.time(MODE.publishMany, 'app', N, () => publishInBatches(batcher, N, PREFETCH));
         await batcher.close();
       }
       if (MODES.has('latency') && round < 2) latency.app.push(await appSideLatency());

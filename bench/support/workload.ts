@@ -4,7 +4,7 @@
  * per message as the App does, on queues of the bench's own, with a bounded
  * number of sends in flight; the App side handles it with a no-op handler.
  */
-import { createApp, EnvelopeCodec, envelopeProjection, silentLogger, type Transport } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, envelopeProjection, silentLogger, type App, type Transport } from '@babelqueue/core';
 
 export const URN = 'urn:babel:orders:created';
 export const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };
@@ -23,6 +23,13 @@ export function benchApp(transport: Transport, queue: string) {
 let made = 0;
 /** A queue name no other run or measurement uses: `bq-bench-<label>-<pid>-<time>-<n>`. */
 export const benchQueue = (label: string) => `bq-bench-${label}-${process.pid}-${Date.now().toString(36)}-${made++}`;
+
+/** Publishes `count` messages (`i` from 0) through `app.publishMany`, `batch` at a time, one batch after the other. */
+export async function publishInBatches(app: Pick<App, 'publishMany'>, count: number, batch: number): Promise<void> {
+  for (let i = 0; i < count; i += batch) {
+    await app.publishMany(URN, Array.from({ length: Math.min(batch, count - i) }, (_, k) => ({ ...DATA, i: i + k })));
+  }
+}
 
 /** Runs `task(i)` for i < count with at most `window` in flight. */
 export async function windowed(count: number, window: number, task: (i: number) => Promise<unknown>): Promise<void> {
