@@ -61,7 +61,7 @@ export type {
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';
-export { failedOutcomes, publishOutcomes } from './transport/publish-outcomes.js';
+export { failedOutcomes, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
 export { pullLoop } from './transport/pull-loop.js';
 export { connectWithin } from './transport/connect-within.js';
 export type { ConnectAttempt } from './transport/connect-within.js';

@@ -73,23 +73,23 @@ export class Publisher {
    * every request settled, with each one's failure (undefined where it was
    * confirmed), in the order given; never rejects.
    */
-  async sendMany(requests: readonly PublishRequest[]): Promise<(Error | undefined)[]> {
+  async sendMany(requests: readonly PublishRequest[]): Promise<unknown[]> {
     const wait = requests.some((r) => r.wait);
     let channel: ConfirmChannel;
     try {
       channel = await this.prepare(requests.map((r) => r.spec), wait);
     } catch (error) {
       const settled = await Promise.allSettled(requests.map((request) => this.retried(request, error)));
-      return settled.map((result) => (result.status === 'fulfilled' ? undefined : asError(result.reason)));
+      return settled.map((result) => (result.status === 'fulfilled' ? undefined : result.reason));
     }
     // One callback per message and one promise for the batch (not a promise per message).
-    const failures = new Array<Error | undefined>(requests.length).fill(undefined);
+    const failures = new Array<unknown>(requests.length).fill(undefined);
     let open = requests.length;
     if (open === 0) return failures;
     let finish!: () => void;
     const finished = new Promise<void>((resolve) => (finish = resolve));
     const settle = (index: number, error?: unknown): void => {
-      if (error !== undefined) failures[index] = asError(error);
+      if (error !== undefined) failures[index] = error;
       if (--open === 0) finish();
     };
     const unconfirmed = this.pending.get(channel)!;
@@ -243,10 +243,6 @@ export class Publisher {
     this.queues.forget(this.models.get(channel), routingKey);
     this.logger.error({ queue: routingKey }, 'RabbitMQ returned an unconfirmed publish: the queue does not exist; the message is lost');
   }
-}
-
-function asError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new Error(String(reason));
 }
 
 /** A failure that a reconnect cures (the publish itself was fine). */

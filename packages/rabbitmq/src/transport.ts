@@ -1,4 +1,5 @@
 import {
+  outcomesOf,
   connectWithin,
   consoleLogger,
   maskUrl,
@@ -21,7 +22,7 @@ import { TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './properties.js';
 import { Publisher, type PublishRequest } from './publisher.js';
-import { delayQueue, QueueDeclarer, type QueueSpec } from './queues.js';
+import { delayQueue, QueueDeclarer } from './queues.js';
 import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
 import { assertAmqpUrl } from './url.js';
 
@@ -47,7 +48,6 @@ export class RabbitMqTransport implements Transport {
   private readonly connection: ConnectionManager;
   private readonly queues: QueueDeclarer;
   private readonly publisher: Publisher;
-  private lastWorkQueue: { readonly kind: 'work'; readonly name: string } | undefined;
   private readonly stop = new AbortController();
   private readonly running = new Set<Promise<void>>();
   private closing: Promise<void> | undefined;
@@ -104,29 +104,18 @@ export class RabbitMqTransport implements Transport {
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    const failures = await this.publisher.sendMany(messages.map((m) => this.request(m)));
-    return messages.map((message, index): PublishOutcome => {
-      const error = failures[index];
-      const messageId = message.projection.messageId;
-      return error === undefined ? { ok: true, messageId } : { ok: false, messageId, error };
-    });
+    return outcomesOf(messages, await this.publisher.sendMany(messages.map((m) => this.request(m))));
   }
 
   private request(message: OutgoingMessage): PublishRequest {
     const delayMs = message.delayMs ?? 0;
     return {
-      spec: delayMs > 0 ? delayQueue(message.queue, delayMs) : this.workQueue(message.queue),
+      spec: delayMs > 0 ? delayQueue(message.queue, delayMs) : { kind: 'work', name: message.queue },
       body: message.body,
       properties: projectProperties(message.projection, message.headers),
       confirm: this.options.confirm,
       wait: this.options.publishWhileDisconnected === 'wait',
     };
-  }
-
-  /** The spec of work queue `name`: the last one is kept, since a batch (or a run of publishes) mostly targets one queue. */
-  private workQueue(name: string): QueueSpec {
-    if (this.lastWorkQueue?.name !== name) this.lastWorkQueue = { kind: 'work', name };
-    return this.lastWorkQueue;
   }
 
   /** Writes `body` as is to `queue` (a DLQ record, a redrive), persistent and confirmed; `headers` ride the AMQP headers. */

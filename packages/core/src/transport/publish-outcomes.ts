@@ -17,6 +17,19 @@ export async function publishOutcomes(
   });
 }
 
+/**
+ * The outcomes of a batch from each message's failure, in the same order:
+ * `ok` where the failure is undefined, else that reason. For bindings that
+ * settle a batch through callbacks rather than a promise per message.
+ */
+export function outcomesOf(messages: readonly OutgoingMessage[], failures: readonly unknown[]): PublishOutcome[] {
+  return messages.map((message, index) => {
+    const failure = failures[index];
+    const messageId = message.projection.messageId;
+    return failure === undefined ? { ok: true, messageId } : { ok: false, messageId, error: asError(failure) };
+  });
+}
+
 /** Every message failed with one error (a batch refused as a whole). */
 export function failedOutcomes(messages: readonly OutgoingMessage[], error: unknown): PublishOutcome[] {
   const reason = asError(error);
