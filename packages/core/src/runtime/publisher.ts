@@ -1,6 +1,5 @@
 import { EnvelopeCodec } from '../envelope/codec.js';
 import { InvalidMessageError } from '../envelope/errors.js';
-import type { MakeOptions } from '../envelope/make.js';
 import type { Envelope, JsonObject } from '../envelope/types.js';
 import { failedOutcomes, publishOutcomes } from '../transport/publish-outcomes.js';
 import type { OutgoingMessage, PublishOutcome, Transport } from '../transport/transport.js';
@@ -86,22 +85,19 @@ export class Publisher {
     if (!Array.isArray(items)) {
       throw new ConfigurationError(`publishMany items must be an array of payloads, got ${items === null ? 'null' : typeof items}`);
     }
-    if (items.length === 0) return [];
-    // Without instrumentation there is no scope to end per item: the messages alone are built.
-    const prepared = this.settings.instrumentation?.publish === undefined ? undefined : this.prepareAll(urn, items, queue, delayMs, options);
-    const messages = prepared === undefined ? outgoingAll(urn, items, queue, delayMs, options) : prepared.map((p) => p.message);
+    const prepared = this.prepareAll(urn, items, queue, delayMs, options);
+    if (prepared.length === 0) return [];
+    const messages = prepared.map((p) => p.message);
     const outcomes = await this.send(messages);
+    const ids = prepared.map((p) => p.envelope.meta.id);
     let failed = false;
-    for (let index = 0; index < messages.length; index += 1) {
+    for (let index = 0; index < prepared.length; index += 1) {
       const outcome = outcomes[index];
       const error = outcome === undefined ? new Error('the transport reported no outcome for this message') : outcome.ok ? undefined : outcome.error;
       if (error !== undefined) failed = true;
-      if (prepared === undefined) continue;
       const { scope, envelope } = prepared[index]!;
       if (scope !== undefined) this.end(scope, error === undefined ? { envelope } : { envelope, error });
     }
-    // `projection.messageId` is the envelope's `meta.id` (see outgoing()).
-    const ids = messages.map((message) => message.projection.messageId);
     if (!failed) return ids;
     const results = ids.map((id, index): PublishManyResult => {
       const outcome = outcomes[index];
@@ -129,7 +125,7 @@ export class Publisher {
       try {
         prepared.push(this.prepare(urn, items[index]!, queue, delayMs, options, scope));
       } catch (error) {
-        const failure = itemFailure(error, index);
+        const failure = error instanceof InvalidMessageError ? new InvalidMessageError(error.pointer, `${error.problem} (item ${index})`) : error;
         if (scope !== undefined) this.end(scope, { error: failure });
         for (const p of prepared) if (p.scope !== undefined) this.end(p.scope, { envelope: p.envelope, error: failure });
         throw failure;
@@ -191,30 +187,7 @@ export class Publisher {
 }
 
 function makeEnvelope(urn: string, data: object, queue: string, traceId: string | undefined): Envelope {
-  return EnvelopeCodec.make(urn, data as JsonObject, makeOptions(queue, traceId));
-}
-
-function makeOptions(queue: string, traceId: string | undefined): MakeOptions {
-  return traceId === undefined ? { queue } : { queue, traceId };
-}
-
-/** The messages of a batch without instrumentation: each envelope built as {@link Publisher.publish} builds it. */
-function outgoingAll(urn: string, items: readonly object[], queue: string, delayMs: number, options: PublishOptions): OutgoingMessage[] {
-  const make = makeOptions(queue, options.traceId);
-  const messages: OutgoingMessage[] = [];
-  for (let index = 0; index < items.length; index += 1) {
-    try {
-      messages.push(outgoing(EnvelopeCodec.make(urn, items[index] as JsonObject, make), queue, delayMs, options, options.headers));
-    } catch (error) {
-      throw itemFailure(error, index);
-    }
-  }
-  return messages;
-}
-
-/** A payload's refusal, saying which item of the batch it was. */
-function itemFailure(error: unknown, index: number): unknown {
-  return error instanceof InvalidMessageError ? new InvalidMessageError(error.pointer, `${error.problem} (item ${index})`) : error;
+  return EnvelopeCodec.make(urn, data as JsonObject, traceId === undefined ? { queue } : { queue, traceId });
 }
 
 function outgoing(
