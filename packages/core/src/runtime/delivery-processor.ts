@@ -7,7 +7,7 @@ import { decide } from '../settlement/policy.js';
 import type { PolicyConfig } from '../settlement/policy-config.js';
 import type { Verdict } from '../settlement/verdict.js';
 import { DeadLetterWriteError, type Delivery, type Transport } from '../transport/transport.js';
-import { classifyBody, type WarningSink } from './classify.js';
+import { classifyBody } from './classify.js';
 import { DeliveredMessage } from './delivered-message.js';
 import { runHandler, type InterruptWatch } from './handler-run.js';
 import type { DeliveryEnd, DeliveryScope, Instrumentation } from './instrumentation.js';
@@ -195,7 +195,8 @@ function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | u
   }
   const classified = delivery.poison !== undefined
     ? { kind: 'poison' as const, why: delivery.poison }
-    : classifyBody(delivery.body, ctx.maxBodyBytes, warningSink(ctx, delivery.queue));
+    : classifyBody(delivery.body, ctx.maxBodyBytes, (text, pointer) =>
+        ctx.logger.warn({ queue: delivery.queue, pointer }, `decode warning: ${text}`));
   if (classified.kind === 'poison') {
     return { outcome: classified, counted: delivery.reconcileAttempts(0) + 1 };
   }
@@ -222,24 +223,6 @@ function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | u
   return outcome instanceof Promise
     ? outcome.then((settled) => handledStep(settled, counted, message))
     : handledStep(outcome, counted, message);
-}
-
-/** Per context, the decode-warning sink of each queue it consumed (see {@link warningSink}). */
-const warningSinks = new WeakMap<ProcessorContext, Map<string, WarningSink>>();
-
-/**
- * The decode-warning sink of `queue`, made once per context and queue: a
- * closure per delivery would be garbage on every message, and a warning is rare.
- */
-function warningSink(ctx: ProcessorContext, queue: string): WarningSink {
-  let byQueue = warningSinks.get(ctx);
-  if (byQueue === undefined) warningSinks.set(ctx, (byQueue = new Map()));
-  let sink = byQueue.get(queue);
-  if (sink === undefined) {
-    sink = (text, pointer) => ctx.logger.warn({ queue, pointer }, `decode warning: ${text}`);
-    byQueue.set(queue, sink);
-  }
-  return sink;
 }
 
 function handledStep(outcome: Outcome, counted: number, message: Message): Step {
