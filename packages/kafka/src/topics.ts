@@ -59,18 +59,27 @@ export async function ensureKafkaTopics(admin: Admin, spec: KafkaTopicsSpec): Pr
   return names;
 }
 
-/** How long a created topic may take to show a leader for every partition. */
+/** How long a created topic may take until every partition's leader serves it. */
 const LEADERS_TIMEOUT_MS = 30_000;
 const LEADERS_POLL_MS = 100;
 
-/** Resolves once every partition of `topics` has a leader; rethrows the last lag error after the deadline. */
+/**
+ * Resolves once every partition of `topics` has a leader in the metadata and
+ * that leader answers ListOffsets for it; rethrows the last lag error after the
+ * deadline. A leader named in the metadata may not serve its partition yet: a
+ * produce then meets "not the leader" on that partition and kafkajs sends the
+ * whole batch again, writing the records of the other partitions twice.
+ */
 async function untilLeaders(admin: Admin, topics: string[]): Promise<void> {
   const deadline = Date.now() + LEADERS_TIMEOUT_MS;
   for (;;) {
     let lag: unknown;
     try {
       const metadata = await admin.fetchTopicMetadata({ topics });
-      if (metadata.topics.length === topics.length && metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      if (metadata.topics.length === topics.length && metadata.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) {
+        for (const topic of topics) await admin.fetchTopicOffsets(topic);
+        return;
+      }
     } catch (error) {
       if (!isMetadataLag(error)) throw error;
       lag = error;
@@ -80,10 +89,13 @@ async function untilLeaders(admin: Admin, topics: string[]): Promise<void> {
   }
 }
 
-/** The errors of a topic the broker's metadata does not show (yet): a topic nobody created, or one just created. */
+/**
+ * The errors of a topic the broker does not show or serve (yet): a topic nobody
+ * created, or one just created whose leaders are still taking their partitions.
+ */
 export function isMetadataLag(error: unknown): boolean {
   const type = (error as { type?: unknown } | null)?.type;
-  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE';
+  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE' || type === 'NOT_LEADER_FOR_PARTITION';
 }
 
 async function partitionCount(admin: Admin, topic: string, existing: Set<string>): Promise<number | undefined> {

@@ -59,20 +59,6 @@ const driver: BrokerDriver = {
     } finally {
       await transport.close();
     }
-    // A leader in the metadata may not serve its partition yet: a first produce then
-    // meets "not the leader" on some partitions, and kafkajs sends the whole batch again,
-    // so records written on the others arrive twice (and the self-test's deleted
-    // message is handled through its twin). ListOffsets goes to each leader: asked
-    // again until every one answers.
-    await admin(target, async (client) => {
-      for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
-        try {
-          return await client.fetchTopicOffsets(queue);
-        } catch (error) {
-          if (Date.now() > deadline) throw error;
-        }
-      }
-    });
   },
   leftover: (target, queue) => admin(target, async (client) => {
     const counts: Record<string, number> = { uncommitted: await lag(client, queue, groupOf(queue)) };
