@@ -3,6 +3,9 @@ import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEn
 import type { RecordWrite } from './kafka-delivery.js';
 import { parseKafkaUrl } from './url.js';
 
+/** A record to write: where, and what kafkajs writes (the record timestamp in ms as a string, default now). */
+export type KafkaRecord = RecordWrite & { timestamp?: string };
+
 /** How to reach the cluster; shared by {@link KafkaTransport} and {@link KafkaReinjector}. */
 export interface KafkaConnectionOptions {
   /** Bootstrap servers, `host:port`. Either this or `url`. */
@@ -72,7 +75,7 @@ export class KafkaConnection {
   }
 
   /** Writes one record and resolves once every in-sync replica has it (acks=all). */
-  async write(record: RecordWrite & { timestamp?: string }): Promise<void> {
+  async write(record: KafkaRecord): Promise<void> {
     const producer = await this.producer();
     await producer.send({
       topic: record.topic,
@@ -91,19 +94,15 @@ export class KafkaConnection {
    * grouped by topic in the order given) and resolves once every in-sync
    * replica has them (acks=all). A failure fails the call as a whole.
    */
-  async writeMany(records: readonly (RecordWrite & { timestamp?: string })[]): Promise<void> {
+  async writeMany(records: readonly KafkaRecord[]): Promise<void> {
     const producer = await this.producer();
+    // Each record goes to kafkajs as its message, without a copy per record (kafkajs reads
+    // key, value, headers and timestamp, and leaves the record's `topic` alone).
     const byTopic = new Map<string, Message[]>();
     for (const record of records) {
-      const message: Message = {
-        key: record.key,
-        value: record.value,
-        headers: record.headers,
-        ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
-      };
       const messages = byTopic.get(record.topic);
-      if (messages === undefined) byTopic.set(record.topic, [message]);
-      else messages.push(message);
+      if (messages === undefined) byTopic.set(record.topic, [record]);
+      else messages.push(record);
     }
     await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
   }

@@ -3,7 +3,7 @@ import {
   connectWithin,
   DLQ_SUFFIX,
   dlqName,
-  failedOutcomes,
+  outcomesOf,
   projectKafka,
   type BindingRules,
   type ConnectOptions,
@@ -19,7 +19,7 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
-import { KafkaConnection, type KafkaConnectionOptions } from './connection.js';
+import { KafkaConnection, type KafkaConnectionOptions, type KafkaRecord } from './connection.js';
 import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.js';
 import { DrainWatch } from './drain-watch.js';
 import { KafkaHeader } from './headers.js';
@@ -169,34 +169,30 @@ export class KafkaTransport implements Transport {
    * have been written all the same: a retry can duplicate them).
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    const outcomes: PublishOutcome[] = new Array(messages.length);
-    const records: (RecordWrite & { timestamp?: string })[] = [];
-    const sent: number[] = [];
-    messages.forEach((message, index) => {
+    // Each message's failure at its index (outcomesOf); a hole is a message that went through.
+    const failures: unknown[] = new Array(messages.length);
+    const records: KafkaRecord[] = [];
+    for (let index = 0; index < messages.length; index += 1) {
       try {
-        records.push(this.record(message));
-        sent.push(index);
+        records.push(this.record(messages[index]!));
       } catch (error) {
-        outcomes[index] = failedOutcomes([message], error)[0]!;
+        failures[index] = error ?? new Error('the record could not be built');
       }
-    });
-    if (records.length === 0) return outcomes;
-    const batch = sent.map((index) => messages[index]!);
-    let results: PublishOutcome[];
-    try {
-      await this.connection.writeMany(records);
-      results = batch.map((m) => ({ ok: true, messageId: m.projection.messageId }));
-    } catch (error) {
-      results = failedOutcomes(batch, error);
     }
-    sent.forEach((index, k) => {
-      outcomes[index] = results[k]!;
-    });
-    return outcomes;
+    if (records.length > 0) {
+      try {
+        await this.connection.writeMany(records);
+      } catch (error) {
+        const reason = error ?? new Error('the produce call failed');
+        // Every message the call carried failed; a message refused before it keeps its own reason.
+        for (let index = 0; index < messages.length; index += 1) failures[index] ??= reason;
+      }
+    }
+    return outcomesOf(messages, failures);
   }
 
   /** The record {@link publish} writes for `message`; a delay no tier covers throws. */
-  private record(message: OutgoingMessage): RecordWrite & { timestamp?: string } {
+  private record(message: OutgoingMessage): KafkaRecord {
     const { headers, timestamp } = projectKafka(message.projection, message.headers);
     let topic = message.queue;
     const delayMs = message.delayMs ?? 0;
@@ -206,13 +202,9 @@ export class KafkaTransport implements Transport {
       headers[KafkaHeader.DELAY] = String(tier.delayMs);
       headers[KafkaHeader.ORIGINAL_TOPIC] = message.queue;
     }
-    return {
-      topic,
-      value: message.body,
-      key: message.key ?? null,
-      headers,
-      ...(timestamp !== undefined ? { timestamp } : {}),
-    };
+    const record: KafkaRecord = { topic, value: message.body, key: message.key ?? null, headers };
+    if (timestamp !== undefined) record.timestamp = timestamp;
+    return record;
   }
 
   /**

@@ -54,6 +54,20 @@ describe('Kafka publishMany (one produce call)', { skip: kafka.skip }, () => {
     assert.match(String(!outcomes[1]!.ok && outcomes[1]!.error.message), /larger than the max message size|too large/i);
     assert.equal(await lab.size(topic), 0);
   });
+  it('in a refused batch, a message refused before the call keeps its own reason; the others carry the broker\'s', async () => {
+    const topic = await lab.topic('pm-mixed');
+    const transport = lab.transport();
+    const messages = outgoingBatch(topic, 3);
+    const huge = { ...messages[1]!, body: Buffer.concat([messages[1]!.body, Buffer.alloc(2 * 1024 * 1024, 0x20)]) };
+    const outcomes = await transport.publishMany([{ ...messages[0]!, delayMs: 5_000 }, huge, messages[2]!]);
+    assert.deepEqual(outcomes.map((o) => o.ok), [false, false, false]);
+    assert.deepEqual(outcomes.map((o) => o.messageId), messages.map((m) => m.projection.messageId));
+    const reasons = outcomes.map((o) => (o.ok ? '' : o.error.message));
+    assert.doesNotMatch(reasons[0]!, /larger than the max message size|too large/i);
+    assert.match(reasons[1]!, /larger than the max message size|too large/i);
+    assert.equal(reasons[2], reasons[1]);
+    assert.equal(await lab.size(topic), 0);
+  });
 
   it('through the App: every item is handled; a refused batch rejects with a PublishManyError naming every item', async () => {
     const topic = await lab.topic('pm-app');

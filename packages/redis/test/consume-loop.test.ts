@@ -144,13 +144,14 @@ for (const layout of ['legacy', 'zset'] as const) {
      * ready list, in order, at once.
      */
     const readAheadCases = [
-      // 3 for the slots, then min(3, floor((10 - 3) / 2)) = 3 read ahead.
-      { what: 'a deep queue: the free slots and one more set', fill: 10, concurrency: 3, stopAt: 1, stop: 'abort', held: [6, 6] },
+      // 3 for the slots, then min(3 × 3, floor((10 - 3) / 2)) = 3 read ahead.
+      { what: 'a deep queue: the free slots and what the depth allows', fill: 10, concurrency: 3, stopAt: 1, stop: 'abort', held: [6, 6] },
       // 2 for the slots, then floor((4 - 2) / 2) = 1: the rest is left to other consumers.
       { what: 'a short queue: half of what lies beyond the free slots', fill: 4, concurrency: 2, stopAt: 1, stop: 'abort', held: [3, 3] },
       // Running, acks on their way, and a read-ahead beyond the 2 slots.
       { what: 'mid-stream, handlers settling', fill: 20, concurrency: 2, stopAt: 5, stop: 'abort', held: [3, 8] },
-      { what: 'close() with both handlers running', fill: 20, concurrency: 2, stopAt: 2, stop: 'close', held: [4, 4] },
+      // 2 for the slots, then min(3 × 2, floor((20 - 2) / 2)) = 6: three more sets of slots.
+      { what: 'close() with both handlers running', fill: 20, concurrency: 2, stopAt: 2, stop: 'close', held: [8, 8] },
     ] as const;
 
     for (const row of readAheadCases) {

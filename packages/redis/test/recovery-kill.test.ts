@@ -80,23 +80,23 @@ for (const layout of ['legacy', 'zset'] as const) {
       const reservedKey = layout === 'zset' ? `queues:${q}:reserved` : `${q}:processing:deadlines`;
       const ids: string[] = [];
       for (let i = 0; i < 10; i++) ids.push(await app.publish(URN, { order_id: i }));
-      // Two slots, both stuck; the first reserve also took a read-ahead of two.
+      // Two slots, both stuck; the first reserve also took a read-ahead of min(3 × 2, floor((10 - 2) / 2)) = 4.
       const stuck = startStuckConsumer(layout, q, 2);
       try {
         await stuck.inHandler;
         const held = await redis.zcard(reservedKey);
-        assert.equal(held, 4, `the killed consumer held 2 in its handlers and 2 read ahead, not ${held}`);
+        assert.equal(held, 6, `the killed consumer held 2 in its handlers and 4 read ahead, not ${held}`);
         stuck.proc.kill('SIGKILL');
         assert.equal(await stuck.exited, 'SIGKILL');
 
         const got: { id: string; attempts: number }[] = [];
         app.handle(URN, (_d, m) => void got.push({ id: m.id, attempts: m.attempts }));
-        // The six never reserved come at once, the four held after retry_after (1 s); the bound only ends a failing run.
+        // The four never reserved come at once, the six held after retry_after (1 s); the bound only ends a failing run.
         await app.consume({ maxMessages: 10, idleMs: 30_000 });
         assert.deepEqual(got.map((g) => g.id).sort(), [...ids].sort(), 'each message exactly once');
         // Zset: a pop counts as an attempt (Laravel's rule), read-ahead included; legacy recovery counts none.
-        const recovered = got.filter((g) => ids.indexOf(g.id) < 4);
-        assert.deepEqual(recovered.map((g) => g.attempts), layout === 'zset' ? [2, 2, 2, 2] : [1, 1, 1, 1]);
+        const recovered = got.filter((g) => ids.indexOf(g.id) < 6);
+        assert.deepEqual(recovered.map((g) => g.attempts), layout === 'zset' ? [2, 2, 2, 2, 2, 2] : [1, 1, 1, 1, 1, 1]);
         const left = layout === 'zset' ? [`queues:${q}`, `queues:${q}:reserved`] : [q, `${q}:processing`, `${q}:processing:deadlines`];
         assert.equal(await redis.exists(...left), 0);
       } finally {
