@@ -3,9 +3,9 @@ import type { Logger } from '@babelqueue/core';
 import type { ConnectionManager } from './connection.js';
 import { ArtemisUnavailableError, PublishNotAcceptedError, TransportClosedError } from './errors.js';
 
+/** A send waiting for its outcome: settled with undefined once accepted, else with the reason. */
 interface Pending {
-  resolve(): void;
-  reject(error: Error): void;
+  settle(error: Error | undefined): void;
 }
 
 interface Slot {
@@ -46,6 +46,73 @@ export class Publisher {
     }
   }
 
+  /**
+   * Sends a batch: every message on its queue's link before any outcome is
+   * awaited, each exactly as {@link send} sends it, then resolves with each
+   * one's failure in order (undefined where the broker accepted it). One
+   * timer bounds the batch's wait for outcomes, as {@link send}'s bounds one
+   * send: the batch's sends start together. With `wait`, the sends whose
+   * outcome was lost with the connection are sent again after the reconnect.
+   */
+  async sendMany(queues: readonly string[], messages: readonly AmqpMessage[], wait: boolean): Promise<(Error | undefined)[]> {
+    const failures = new Array<Error | undefined>(messages.length).fill(undefined);
+    let round = messages.map((_, index) => index);
+    for (;;) {
+      await this.sendBatchOnce(queues, messages, round, failures, wait);
+      if (!wait || this.connection.terminal()) return failures;
+      const lost = round.filter((index) => isConnectionLoss(failures[index]));
+      if (lost.length === 0) return failures;
+      this.logger.warn({ queue: queues[lost[0]!], count: lost.length }, 'publishes lost with the connection; sending them again after the reconnect');
+      for (const index of lost) failures[index] = undefined;
+      round = lost;
+    }
+  }
+
+  private async sendBatchOnce(
+    queues: readonly string[],
+    messages: readonly AmqpMessage[],
+    indexes: readonly number[],
+    failures: (Error | undefined)[],
+    wait: boolean,
+  ): Promise<void> {
+    let connection: Connection;
+    try {
+      connection = await this.connection.open(wait);
+    } catch (error) {
+      const reason = error instanceof Error ? error : new Error(String(error));
+      for (const index of indexes) failures[index] = reason;
+      return;
+    }
+    const batch = new BatchSends(failures, indexes.length);
+    const slots = new Map<string, Slot>();
+    for (const index of indexes) {
+      const queue = queues[index]!;
+      const slot = this.slot(connection, queue);
+      slots.set(queue, slot);
+      try {
+        slot.pending.set(slot.sender.send(messages[index]!), new BatchSend(batch, index));
+      } catch (cause) {
+        batch.settle(index, new PublishNotAcceptedError(queue, 'the message could not be encoded', { cause }));
+      }
+    }
+    if (batch.done()) return;
+    // As in sendOnce: a queue whose sends got no outcome in time loses its link, and its waiting sends fail.
+    const timer = setTimeout(() => {
+      for (const index of indexes) {
+        if (batch.settled(index)) continue;
+        const queue = queues[index]!;
+        const slot = slots.get(queue)!;
+        this.drop(queue, slot, new PublishNotAcceptedError(queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
+        slot.sender.close();
+      }
+    }, this.timeoutMs);
+    try {
+      await batch.finished;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async sendOnce(queue: string, message: AmqpMessage, wait: boolean): Promise<void> {
     const connection = await this.connection.open(wait);
     const slot = this.slot(connection, queue);
@@ -65,13 +132,10 @@ export class Publisher {
         slot.sender.close();
       }, this.timeoutMs);
       slot.pending.set(delivery, {
-        resolve: () => {
+        settle: (error) => {
           clearTimeout(timer);
-          resolve();
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
+          if (error === undefined) resolve();
+          else reject(error);
         },
       });
     });
@@ -89,8 +153,7 @@ export class Publisher {
       const pending = slot.pending.get(delivery);
       if (pending === undefined) return;
       slot.pending.delete(delivery);
-      if (outcome === 'accepted') pending.resolve();
-      else pending.reject(new PublishNotAcceptedError(queue, describeOutcome(outcome, delivery)));
+      pending.settle(outcome === 'accepted' ? undefined : new PublishNotAcceptedError(queue, describeOutcome(outcome, delivery)));
     };
     sender.on('accepted', (context: EventContext) => settle(context, 'accepted'));
     sender.on('rejected', (context: EventContext) => settle(context, 'rejected'));
@@ -125,12 +188,56 @@ export class Publisher {
     if (this.slots.get(queue) === slot) this.slots.delete(queue);
     const pending = [...slot.pending.values()];
     slot.pending.clear();
-    for (const entry of pending) entry.reject(error);
+    for (const entry of pending) entry.settle(error);
   }
 
   /** Fails every send still waiting (the transport is closing). */
   close(): void {
     for (const [queue, slot] of this.slots) this.drop(queue, slot, new TransportClosedError());
+  }
+}
+
+/** The sends of one batch still waiting for their outcome; `finished` resolves once none is. */
+class BatchSends {
+  readonly finished: Promise<void>;
+  private waiting: number;
+  private readonly outcomes: Uint8Array;
+  private resolve!: () => void;
+
+  constructor(
+    private readonly failures: (Error | undefined)[],
+    count: number,
+  ) {
+    this.waiting = count;
+    this.outcomes = new Uint8Array(failures.length);
+    this.finished = new Promise<void>((resolve) => (this.resolve = resolve));
+  }
+
+  settle(index: number, error: Error | undefined): void {
+    if (this.outcomes[index] === 1) return;
+    this.outcomes[index] = 1;
+    this.failures[index] = error;
+    if (--this.waiting === 0) this.resolve();
+  }
+
+  settled(index: number): boolean {
+    return this.outcomes[index] === 1;
+  }
+
+  done(): boolean {
+    return this.waiting === 0;
+  }
+}
+
+/** One send of a batch, as its link's pending map holds it. */
+class BatchSend implements Pending {
+  constructor(
+    private readonly batch: BatchSends,
+    private readonly index: number,
+  ) {}
+
+  settle(error: Error | undefined): void {
+    this.batch.settle(this.index, error);
   }
 }
 

@@ -6,7 +6,7 @@ import {
   envelopeProjection,
   maskUrl,
   projectArtemis,
-  publishOutcomes,
+  outcomesOf,
   type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
@@ -95,7 +95,10 @@ export class ArtemisTransport implements Transport {
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    return publishOutcomes(messages, messages.map((message) => this.publish(message)));
+    if (messages.length === 0) return [];
+    const queues = messages.map((message) => message.queue);
+    const amqp = messages.map((message) => outgoingMessage(message.body, projectArtemis(message.projection, message.headers), message.delayMs ?? 0));
+    return outcomesOf(messages, await this.publisher.sendMany(queues, amqp, this.options.publishWhileDisconnected === 'wait'));
   }
 
   /**

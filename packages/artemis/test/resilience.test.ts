@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { createApp, PublishManyError, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport, ArtemisUnavailableError } from '@babelqueue/artemis';
 import { CuttableProxy } from './support/proxy.js';
 import { artemis, artemisUrl, captureLogger, Raw, sleep, uniqueQueue } from './support/artemis.js';
-import { until } from '../../../test/support/until.js';
+import { until, within } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
 
@@ -108,6 +108,52 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
     } finally {
       if (!proxy.port) await proxy.start();
       for (const a of apps) await a.close();
+    }
+  });
+
+  it('a publishMany while the broker is unreachable: every item fails fast by default, waits for the reconnect with publishWhileDisconnected: wait', async () => {
+    const q = queue('outage-publish-many');
+    const failingLogger = captureLogger();
+    const failing = new ArtemisTransport({ url: viaProxy(), logger: failingLogger, ...fast });
+    const waiting = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, publishWhileDisconnected: 'wait', ...fast });
+    const apps = [createApp({ transport: failing, queue: q, logger: silentLogger }), createApp({ transport: waiting, queue: q, logger: silentLogger })];
+    try {
+      await apps[0]!.publishMany(URN, [{ n: 0 }]);
+      await apps[1]!.publishMany(URN, [{ n: 1 }]);
+      await proxy.down();
+      await until(() => /connection lost/.test(failingLogger.text()), 30_000, 'the client to notice the outage');
+      const error = await apps[0]!.publishMany(URN, [{ n: 2 }, { n: 3 }]).catch((e: unknown) => e);
+      assert.ok(error instanceof PublishManyError, 'a PublishManyError');
+      assert.deepEqual(error.failed, [0, 1]);
+      assert.ok(error.results.every((r) => !r.ok && r.error instanceof ArtemisUnavailableError), 'each item failed as unavailable');
+      const pending = apps[1]!.publishMany(URN, [{ n: 4 }, { n: 5 }, { n: 6 }]);
+      await sleep(300);
+      await proxy.start();
+      assert.equal((await pending).length, 3);
+      await raw.waitForCount(q, 5);
+    } finally {
+      if (!proxy.port) await proxy.start();
+      for (const a of apps) await a.close();
+    }
+  });
+
+  it('a publishMany whose connection is cut mid-batch, with publishWhileDisconnected: wait: every item reaches the queue (at least once)', async () => {
+    const q = queue('cut-publish-many');
+    const app = createApp({ transport: new ArtemisTransport({ url: viaProxy(), logger: silentLogger, publishWhileDisconnected: 'wait', ...fast }), queue: q, logger: silentLogger });
+    try {
+      await app.publishMany(URN, [{ n: -1 }]);
+      const sending = app.publishMany(URN, Array.from({ length: 200 }, (_, n) => ({ n })));
+      setImmediate(() => proxy.cut());
+      const ids = await within(sending, 60_000, 'the batch to be sent again after the reconnect');
+      assert.equal(ids.length, 200);
+      await until(async () => (await raw.count(q)) >= 201, 30_000, 'every item on the queue');
+      // Read back through the App's own consume (a drained raw take can stop before the broker handed over every message).
+      const arrived = new Set<string>();
+      app.handle(URN, (_data, message) => void arrived.add(message.id));
+      await app.consume({ maxMessages: await raw.count(q), idleMs: 5_000 });
+      assert.deepEqual(ids.filter((id) => !arrived.has(id)), [], 'every item on the queue');
+    } finally {
+      await app.close();
     }
   });
 
