@@ -66,22 +66,33 @@ export class Raw {
     }
   }
 
-  /** Takes (and accepts) every message waiting on `queue`, oldest first. */
+  /**
+   * Takes (and accepts) every message waiting on `queue`, oldest first: drains
+   * the link again until a drain brings nothing. Under load Artemis can answer a
+   * drain while deliveries are still on their way; one that arrives once the
+   * take is over is left unaccepted, so the broker keeps it (never lost unseen).
+   */
   async take(queue: string): Promise<Taken[]> {
     const receiver = this.connection.open_receiver({ source: { address: queue, capabilities: ['queue'] }, autoaccept: false, credit_window: 0 });
     const out: Taken[] = [];
+    let over = false;
     receiver.on('message', (context: EventContext) => {
+      if (over) return;
       context.delivery!.accept();
       const m = context.message!;
       const body = typeof m.body === 'string' ? Buffer.from(m.body, 'utf8') : Buffer.from((m.body as { content: Uint8Array }).content);
       out.push({ message: m, body });
     });
     await new Promise<void>((resolve) => receiver.once('receiver_open', () => resolve()));
-    await new Promise<void>((resolve) => {
-      receiver.once('receiver_drained', () => resolve());
-      receiver.drain = true;
-      receiver.add_credit(1000);
-    });
+    for (let before = -1; out.length !== before; ) {
+      before = out.length;
+      await new Promise<void>((resolve) => {
+        receiver.once('receiver_drained', () => resolve());
+        receiver.drain = true;
+        receiver.add_credit(1000);
+      });
+    }
+    over = true;
     receiver.close();
     return out;
   }
