@@ -116,7 +116,7 @@ export class ConnectionManager {
   }
 
   private connectOnce(): Promise<Connection> {
-    const { endpoint, tls, idleTimeoutMs } = this.options;
+    const { endpoint, tls, idleTimeoutMs, connectTimeoutMs } = this.options;
     const options: ConnectionOptions = {
       host: endpoint.host,
       hostname: endpoint.host,
@@ -136,7 +136,14 @@ export class ConnectionManager {
     const promise = new Promise<void>((resolve) => (resolveLoss = resolve));
     this.losses.set(connection, { promise, resolve: resolveLoss });
     return new Promise<Connection>((resolve, reject) => {
+      // rhea bounds nothing before the open: a broker that took the socket and never
+      // answers would hold this attempt for good. Abandoned, it fails and is tried again.
+      const timer = setTimeout(() => {
+        remoteError = new ArtemisUnavailableError(`no AMQP open from ${this.masked} within ${connectTimeoutMs} ms`);
+        abortSocket(connection);
+      }, connectTimeoutMs);
       connection.on('connection_open', () => {
+        clearTimeout(timer);
         opened = true;
         if (this.state === 'closed') {
           connection.close();
@@ -154,6 +161,7 @@ export class ConnectionManager {
         remoteError = this.asError(error);
       });
       connection.on('disconnected', (context: EventContext) => {
+        clearTimeout(timer);
         resolveLoss();
         if (opened) {
           this.onLoss(connection, remoteError ?? this.asError(context.error));

@@ -56,6 +56,14 @@ export interface ArtemisTransportOptions {
   readonly sendTimeoutMs?: number;
   /** AMQP idle time-out the client announces (heartbeats), in ms. Default 30000. */
   readonly idleTimeoutMs?: number;
+  /**
+   * How long one connection attempt may take, from the TCP connect to the
+   * broker's AMQP open (SASL included), before it is abandoned and tried again
+   * with the reconnect backoff, in ms. A broker that accepts the socket and
+   * never answers (one still starting) would otherwise hold the attempt, and
+   * every publish waiting on it, for good. Default 10000.
+   */
+  readonly connectTimeoutMs?: number;
   /** AMQP container id of the connection (shown by the broker). Default `babelqueue-<random>`. */
   readonly containerId?: string;
   /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
@@ -73,6 +81,7 @@ export interface ResolvedOptions {
   readonly brokerMaxDeliveryAttempts: number;
   readonly sendTimeoutMs: number;
   readonly idleTimeoutMs: number;
+  readonly connectTimeoutMs: number;
   readonly containerId: string;
   readonly logger: Logger;
 }
@@ -93,6 +102,7 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
     brokerMaxDeliveryAttempts: options.brokerMaxDeliveryAttempts ?? 10,
     sendTimeoutMs: options.sendTimeoutMs ?? 15_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
     containerId: options.containerId ?? `babelqueue-${Math.random().toString(36).slice(2, 10)}`,
     logger,
   };
@@ -103,6 +113,7 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
     ['requeueDelayMs', resolved.requeueDelayMs],
     ['idleTimeoutMs', resolved.idleTimeoutMs],
     ['sendTimeoutMs', resolved.sendTimeoutMs],
+    ['connectTimeoutMs', resolved.connectTimeoutMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);

@@ -157,6 +157,24 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
     }
   });
 
+  it('a connection attempt the broker takes and never answers is abandoned after connectTimeoutMs and tried again', async () => {
+    const q = queue('mute-connect');
+    const logger = captureLogger();
+    const app = createApp({
+      transport: new ArtemisTransport({ url: viaProxy(), logger, publishWhileDisconnected: 'wait', connectTimeoutMs: 500, ...fast }),
+      queue: q,
+      logger: silentLogger,
+    });
+    try {
+      proxy.muteNext();
+      await within(app.publish(URN, { n: 1 }), 30_000, 'the publish to go through on the next attempt');
+      assert.match(logger.text(), /no AMQP open from .* within 500 ms/, 'the abandoned attempt is logged');
+      await raw.waitForCount(q, 1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('close() never hangs when the broker is gone', async () => {
     const q = queue('close-dead');
     const transport = new ArtemisTransport({ url: viaProxy(), logger: silentLogger, ...fast });

@@ -8,12 +8,21 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export class CuttableProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private muted = 0;
   port = 0;
 
   constructor(private readonly target: { host: string; port: number }) {}
 
   async start(): Promise<void> {
     this.server = createServer((client) => {
+      if (this.muted > 0) {
+        // Taken and never answered, as a broker still starting can do: relayed nowhere.
+        this.muted -= 1;
+        this.sockets.add(client);
+        client.on('close', () => this.sockets.delete(client));
+        client.on('error', () => undefined);
+        return;
+      }
       const upstream = connect(this.target.port, this.target.host);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
@@ -26,6 +35,11 @@ export class CuttableProxy {
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
+  }
+
+  /** The next `count` connections are accepted and then left silent (never relayed). */
+  muteNext(count = 1): void {
+    this.muted += count;
   }
 
   /** Resets every relayed connection; new ones are still accepted. */
