@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { broker, uniqueQueue } from '../support/brokers.js';
-import { CuttableProxy } from '../../packages/rabbitmq/test/support/proxy.js';
+import { CuttableProxy } from '../support/cuttable-proxy.js';
 
 const lab = broker('rabbitmq');
 const URN = 'urn:babel:orders:created';

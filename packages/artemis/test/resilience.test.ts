@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createApp, PublishManyError, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport, ArtemisUnavailableError } from '@babelqueue/artemis';
-import { CuttableProxy } from './support/proxy.js';
+import { CuttableProxy } from '../../../test/support/cuttable-proxy.js';
 import { artemis, artemisUrl, captureLogger, Raw, sleep, uniqueQueue } from './support/artemis.js';
 import { until, within } from '../../../test/support/until.js';
 

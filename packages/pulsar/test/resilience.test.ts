@@ -8,7 +8,7 @@ import { createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createApp, silentLogger } from '@babelqueue/core';
 import { PulsarTransport, PulsarUnavailableError } from '@babelqueue/pulsar';
-import { CuttableProxy } from '../../rabbitmq/test/support/proxy.js';
+import { CuttableProxy } from '../../../test/support/cuttable-proxy.js';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
 
 const URN = 'urn:babel:orders:created';

@@ -96,6 +96,8 @@ export class ConnectionManager {
     try {
       model = await connect(this.options.url, {
         noDelay: true,
+        // amqplib's socket inactivity bound, lifted once the handshake is done.
+        timeout: this.options.connectTimeoutMs,
         ...this.options.tls,
         clientProperties: { connection_name: this.options.connectionName },
       });

@@ -71,6 +71,14 @@ export interface RabbitMqTransportOptions {
   readonly tls?: TlsOptions;
   /** Shown as the connection's name in the RabbitMQ management UI. */
   readonly connectionName?: string;
+  /**
+   * How long one connection attempt may stay silent, from the TCP connect to
+   * the end of the AMQP handshake, before it is abandoned and tried again with
+   * the reconnect backoff, in ms. A broker that takes the socket and never
+   * answers (one still starting) would otherwise hold the attempt, and every
+   * publish waiting on it, for good. Default 10000.
+   */
+  readonly connectTimeoutMs?: number;
   /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
   readonly logger?: Logger;
 }
@@ -88,6 +96,7 @@ export interface ResolvedOptions {
   readonly scanWindow: number;
   readonly tls: TlsOptions | undefined;
   readonly connectionName: string;
+  readonly connectTimeoutMs: number;
   readonly logger: Logger;
 }
 
@@ -110,6 +119,7 @@ export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger
     scanWindow: options.scanWindow ?? 10_000,
     tls: options.tls,
     connectionName: options.connectionName ?? 'babelqueue',
+    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
     logger,
   };
   for (const [name, value] of [
@@ -120,6 +130,7 @@ export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger
     ['poll.minMs', resolved.poll.minMs],
     ['poll.maxMs', resolved.poll.maxMs],
     ['requeueDelayMs', resolved.requeueDelayMs],
+    ['connectTimeoutMs', resolved.connectTimeoutMs],
   ] as const) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);

@@ -6,8 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createApp, drainQueue, silentLogger } from '@babelqueue/core';
 import { RabbitMqTransport, RabbitMqUnavailableError } from '@babelqueue/rabbitmq';
-import { CuttableProxy } from './support/proxy.js';
+import { CuttableProxy } from '../../../test/support/cuttable-proxy.js';
 import { captureLogger, closeConnectionsNamed, envelope, Raw, rabbit, sleep, uniqueQueue, until } from './support/rabbit.js';
+import { within } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
 /** Bounds every wait for an event: only a failing run waits this long. */
@@ -269,6 +270,27 @@ describe('RabbitMQ resilience', { skip: rabbit.skip }, () => {
       } finally {
         await transport.close();
         if (!proxy.up) await proxy.start();
+      }
+    });
+
+    it('a connection attempt the broker takes and never answers is abandoned after connectTimeoutMs and tried again', async () => {
+      const q = queue('bq-rmq-mute-connect');
+      const logger = captureLogger();
+      const transport = new RabbitMqTransport({
+        url: proxy.url(url),
+        publishWhileDisconnected: 'wait',
+        connectTimeoutMs: 500,
+        reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+        logger,
+      });
+      try {
+        proxy.muteNext();
+        const { body, projection } = envelope(URN, {}, q);
+        await within(transport.publish({ body, queue: q, projection }), WAIT_MS, 'the publish to go through on the next attempt');
+        assert.match(logger.text(), /cannot connect to RabbitMQ; retrying/, 'the abandoned attempt is logged');
+        assert.equal(await raw.count(q), 1);
+      } finally {
+        await transport.close();
       }
     });
 

@@ -37,6 +37,11 @@ export class CuttableProxy {
     this.port = (this.server.address() as { port: number }).port;
   }
 
+  /** True while it accepts connections (between {@link start} and {@link down}). */
+  get up(): boolean {
+    return this.server !== undefined;
+  }
+
   /** The next `count` connections are accepted and then left silent (never relayed). */
   muteNext(count = 1): void {
     this.muted += count;
