@@ -31,28 +31,21 @@ export class Publisher {
   ) {}
 
   /**
-   * Sends `message` to `queue`. With `wait`, a connection outage is waited out and a
-   * send whose outcome was lost with the connection is sent again (at-least-once).
+   * Sends `message` to `queue` (a batch of one, see {@link sendMany}). With
+   * `wait`, a connection outage is waited out and a send whose outcome was
+   * lost with the connection is sent again (at-least-once).
    */
   async send(queue: string, message: AmqpMessage, wait: boolean): Promise<void> {
-    for (;;) {
-      try {
-        await this.sendOnce(queue, message, wait);
-        return;
-      } catch (error) {
-        if (!wait || this.connection.terminal() || !isConnectionLoss(error)) throw error;
-        this.logger.warn({ queue }, 'publish lost with the connection; sending it again after the reconnect');
-      }
-    }
+    const [failure] = await this.sendMany([queue], [message], wait);
+    if (failure !== undefined) throw failure;
   }
 
   /**
    * Sends a batch: every message on its queue's link before any outcome is
-   * awaited, each exactly as {@link send} sends it, then resolves with each
-   * one's failure in order (undefined where the broker accepted it). One
-   * timer bounds the batch's wait for outcomes, as {@link send}'s bounds one
-   * send: the batch's sends start together. With `wait`, the sends whose
-   * outcome was lost with the connection are sent again after the reconnect.
+   * awaited, then resolves with each one's failure in order (undefined where
+   * the broker accepted it). One timer bounds the batch's wait for outcomes
+   * (the sends start together). With `wait`, the sends whose outcome was lost
+   * with the connection are sent again after the reconnect.
    */
   async sendMany(queues: readonly string[], messages: readonly AmqpMessage[], wait: boolean): Promise<(Error | undefined)[]> {
     const failures = new Array<Error | undefined>(messages.length).fill(undefined);
@@ -96,7 +89,9 @@ export class Publisher {
       }
     }
     if (batch.done()) return;
-    // As in sendOnce: a queue whose sends got no outcome in time loses its link, and its waiting sends fail.
+    // Artemis gives a full address (address-full policy FAIL or BLOCK) no credit: without a bound the
+    // sends would wait forever. A queue whose sends got no outcome in time loses its link, so nothing
+    // is sent late, and its waiting sends fail (one already sent may or may not be on the queue).
     const timer = setTimeout(() => {
       for (const index of indexes) {
         if (batch.settled(index)) continue;
@@ -111,34 +106,6 @@ export class Publisher {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  private async sendOnce(queue: string, message: AmqpMessage, wait: boolean): Promise<void> {
-    const connection = await this.connection.open(wait);
-    const slot = this.slot(connection, queue);
-    await new Promise<void>((resolve, reject) => {
-      let delivery: AmqpDelivery;
-      try {
-        delivery = slot.sender.send(message);
-      } catch (cause) {
-        reject(new PublishNotAcceptedError(queue, 'the message could not be encoded', { cause }));
-        return;
-      }
-      // Artemis gives a full address (address-full policy FAIL or BLOCK) no credit:
-      // without a bound the send would wait forever. The link is closed, so the
-      // message is never sent late; one already sent may or may not be on the queue.
-      const timer = setTimeout(() => {
-        this.drop(queue, slot, new PublishNotAcceptedError(queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
-        slot.sender.close();
-      }, this.timeoutMs);
-      slot.pending.set(delivery, {
-        settle: (error) => {
-          clearTimeout(timer);
-          if (error === undefined) resolve();
-          else reject(error);
-        },
-      });
-    });
   }
 
   private slot(connection: Connection, queue: string): Slot {
