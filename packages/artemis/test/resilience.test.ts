@@ -106,7 +106,7 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
       await pending;
       await raw.waitForCount(q, 3);
     } finally {
-      if (!proxy.port) await proxy.start();
+      if (!proxy.up) await proxy.start();
       for (const a of apps) await a.close();
     }
   });
@@ -132,7 +132,7 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
       assert.equal((await pending).length, 3);
       await raw.waitForCount(q, 5);
     } finally {
-      if (!proxy.port) await proxy.start();
+      if (!proxy.up) await proxy.start();
       for (const a of apps) await a.close();
     }
   });
