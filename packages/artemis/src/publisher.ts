@@ -77,11 +77,12 @@ export class Publisher {
       return;
     }
     const batch = new BatchSends(failures, indexes.length);
-    const slots = new Map<string, Slot>();
+    // The link each send went out on: a link replaced mid-batch leaves earlier sends on the old one.
+    const sentOn = new Map<number, Slot>();
     for (const index of indexes) {
       const queue = queues[index]!;
       const slot = this.slot(connection, queue);
-      slots.set(queue, slot);
+      sentOn.set(index, slot);
       try {
         slot.pending.set(slot.sender.send(messages[index]!), new BatchSend(batch, index));
       } catch (cause) {
@@ -96,7 +97,7 @@ export class Publisher {
       for (const index of indexes) {
         if (batch.settled(index)) continue;
         const queue = queues[index]!;
-        const slot = slots.get(queue)!;
+        const slot = sentOn.get(index)!;
         this.drop(queue, slot, new PublishNotAcceptedError(queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
         slot.sender.close();
       }
