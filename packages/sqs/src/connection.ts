@@ -18,6 +18,8 @@ export class Connection {
   constructor(options: SqsTransportOptions, resolved: ResolvedOptions) {
     this.owned = options.client === undefined;
     this.client = options.client ?? new SQSClient({
+      // Bounded, so a silent endpoint fails the request (and the SDK retries it) instead of holding it.
+      requestHandler: { requestTimeout: resolved.requestTimeoutMs, throwOnRequestTimeout: true },
       ...options.clientConfig,
       ...(resolved.region !== undefined ? { region: resolved.region } : {}),
       ...(resolved.endpoint !== undefined ? { endpoint: resolved.endpoint } : {}),

@@ -7,6 +7,10 @@ export const MAX_WAIT_TIME_SECONDS = 20;
 export const MAX_VISIBILITY_SECONDS = 43_200;
 /** SQS's longest per-message delay (`DelaySeconds`). */
 export const MAX_DELAY_SECONDS = 900;
+/** How long a request may go unanswered by default (a long poll is answered within 20 s). */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** A request time-out must leave a long poll this much room beyond its wait. */
+const LONG_POLL_MARGIN_MS = 5_000;
 /** SQS's message size ceiling, and the default when a queue does not report `MaximumMessageSize`. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_576;
 
@@ -44,6 +48,16 @@ export interface SqsTransportOptions {
    * of that while the handler runs. Default 30.
    */
   readonly visibilityTimeoutSeconds?: number;
+  /**
+   * A request the endpoint has not answered within this many ms (connect
+   * included) is abandoned, and the SDK's retry policy tries it again; without
+   * it, an endpoint that takes the connection and stays silent holds a publish
+   * or a poll for the SDK's 15-minute socket time-out. At least the long poll
+   * plus 5 s (`waitTimeSeconds` × 1000 + 5000). Default 30,000. Set on the
+   * binding's own HTTP handler: with `clientConfig.requestHandler` it is
+   * refused (set the time-out there), with `client` it does not apply.
+   */
+  readonly requestTimeoutMs?: number;
   /** Largest message (body plus attributes) to send, in bytes. Default the queue's `MaximumMessageSize`, else 1 MiB. */
   readonly maxMessageBytes?: number;
   /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
@@ -61,13 +75,14 @@ export interface ResolvedOptions {
   readonly contentBasedDeduplication: boolean | undefined;
   readonly waitTimeSeconds: number;
   readonly visibilityTimeoutSeconds: number;
+  readonly requestTimeoutMs: number;
   readonly maxMessageBytes: number | undefined;
   readonly logger: Logger;
 }
 
 const KEYS = new Set([
   'region', 'endpoint', 'credentials', 'clientConfig', 'client', 'queueUrlPrefix', 'createQueues', 'fifo',
-  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'visibilityTimeoutSeconds', 'maxMessageBytes', 'logger',
+  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'logger',
 ]);
 
 /** Checks every option (unknown keys refused, so a plain-JavaScript typo fails at once) and fills in the defaults. */
@@ -77,6 +92,11 @@ export function resolveOptions(options: SqsTransportOptions, logger: Logger): Re
   }
   const waitTimeSeconds = integerIn('waitTimeSeconds', options.waitTimeSeconds ?? MAX_WAIT_TIME_SECONDS, 0, MAX_WAIT_TIME_SECONDS);
   const visibilityTimeoutSeconds = integerIn('visibilityTimeoutSeconds', options.visibilityTimeoutSeconds ?? 30, 1, MAX_VISIBILITY_SECONDS);
+  const shortest = waitTimeSeconds * 1000 + LONG_POLL_MARGIN_MS;
+  const requestTimeoutMs = integerIn('requestTimeoutMs', options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, shortest, 2 ** 31 - 1);
+  if (options.requestTimeoutMs !== undefined && options.clientConfig?.requestHandler !== undefined) {
+    throw new ConfigurationError('requestTimeoutMs is set on the binding\'s own HTTP handler; with clientConfig.requestHandler, set the time-out on that handler');
+  }
   const maxMessageBytes = options.maxMessageBytes === undefined
     ? undefined
     : integerIn('maxMessageBytes', options.maxMessageBytes, 1, Number.MAX_SAFE_INTEGER);
@@ -90,6 +110,7 @@ export function resolveOptions(options: SqsTransportOptions, logger: Logger): Re
     contentBasedDeduplication: options.contentBasedDeduplication,
     waitTimeSeconds,
     visibilityTimeoutSeconds,
+    requestTimeoutMs,
     maxMessageBytes,
     logger,
   };
