@@ -62,7 +62,7 @@ const BROKERS: readonly Target[] = [
     suite: 'asb',
     make: (base) => {
       // SDK operation time-outs of seconds, not 60 s tried four times: under a loaded full run the
-      // delete's take-and-restore once waited past the file's 5 minutes (cause not pinned down; the
+      // delete's take-and-restore three times waited past the file's 5 minutes (cause not pinned down; the
       // SDK waits out its time-out for a settlement sent on a link that closes under it, as the
       // binding's reconnect test shows), and a retry then settles over the management link.
       const client = new ServiceBusClient(base, { retryOptions: { timeoutInMs: 5_000, maxRetries: 3, retryDelayInMs: 200 } });
