@@ -48,6 +48,8 @@ const coverage = process.env.BABELQUEUE_COVERAGE !== '0' && filter.length === 0;
 const nodeArgs = [
   '--conditions=source', '--import', 'tsx',
   '--test', `--test-concurrency=${process.env.BABELQUEUE_TEST_CONCURRENCY ?? 4}`,
+  // One output on every Node line: 20 defaults to TAP when stdout is not a terminal, 22+ to spec.
+  '--test-reporter=spec',
   // Per file and per test: only a hung file ever reaches it; the packaging test (pack, then a
   // fresh npm install) needs a few minutes on two busy cores.
   `--test-timeout=${process.env.BABELQUEUE_TEST_TIMEOUT ?? 300000}`,
