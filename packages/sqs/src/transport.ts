@@ -15,10 +15,10 @@ import {
 } from '@babelqueue/core';
 import { riderAttributes } from './attributes.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
+import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
-import { QueueNotFoundError, TransportClosedError } from './errors.js';
+import { QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
@@ -134,9 +134,16 @@ export class SqsTransport implements Transport {
     });
   }
 
-  /** Reads up to `max` bodies without consuming them; see {@link browseQueue}. An absent queue reads as empty. */
+  /**
+   * Reads up to `max` bodies without consuming them; see {@link browseQueue}.
+   * An absent queue reads as empty. Only a dead-letter queue
+   * (`<queue>-dlq`, `<queue>-dlq.fifo`) unless `browseWorkQueues`: any other
+   * is refused with {@link WorkQueueBrowseError}, since a read is a receive
+   * and a receive costs a work queue's message an attempt.
+   */
   async browse(queue: string, max: number): Promise<Buffer[]> {
     this.assertOpen();
+    this.assertBrowsable(queue, 'browse');
     return this.onQueue(queue, (info) => browseQueue(this.tools(), info, max), []);
   }
 
@@ -152,9 +159,15 @@ export class SqsTransport implements Transport {
     return this.onQueue(queue, (info) => queueDepth(this.tools(), info), 0);
   }
 
-  /** Deletes one message whose body is `body` byte for byte; see {@link removeFromQueue}. False when none is there. */
+  /**
+   * Deletes one message whose body is `body` byte for byte; see
+   * {@link removeFromQueue}. False when none is there. Only on a dead-letter
+   * queue unless `browseWorkQueues`, as {@link browse}: the messages it passes
+   * on the way are received.
+   */
   async remove(queue: string, body: Buffer): Promise<boolean> {
     this.assertOpen();
+    this.assertBrowsable(queue, 'remove');
     return this.onQueue(queue, (info) => removeFromQueue(this.tools(), info, body), false);
   }
 
@@ -230,6 +243,10 @@ export class SqsTransport implements Transport {
 
   private assertOpen(): void {
     if (this.closed) throw new TransportClosedError();
+  }
+
+  private assertBrowsable(queue: string, operation: 'browse' | 'remove'): void {
+    if (!this.options.browseWorkQueues && !isDeadLetterQueueName(queue)) throw new WorkQueueBrowseError(queue, operation);
   }
 
   private tools() {
