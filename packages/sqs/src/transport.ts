@@ -53,6 +53,8 @@ export class SqsTransport implements Transport {
   private readonly batcher: SettleBatcher;
   private readonly closing = new AbortController();
   private readonly running = new Set<Promise<void>>();
+  /** Queues already warned about (no RedrivePolicy while dead-lettering is off): once per queue. */
+  private readonly warnedNoRedrive = new Set<string>();
   private closed: Promise<void> | undefined;
 
   constructor(options: SqsTransportOptions = {}) {
@@ -186,6 +188,7 @@ export class SqsTransport implements Transport {
     this.assertOpen();
     const info = await this.lookUpToConsume(queue, options.signal);
     if (info === undefined) return;
+    if (options.deadLettering === false && info.redrivePolicy === false) this.warnNoRedrivePolicy(queue);
     const run = consumeLoop({
       client: this.connection.client,
       queue: info,
@@ -243,6 +246,18 @@ export class SqsTransport implements Transport {
 
   private assertOpen(): void {
     if (this.closed) throw new TransportClosedError();
+  }
+
+  /**
+   * With dead-lettering off, poison and version-gated messages are left to
+   * SQS (seed 000): without a RedrivePolicy the queue redelivers them until
+   * its retention period ends. Said once per queue, when consuming starts.
+   */
+  private warnNoRedrivePolicy(queue: string): void {
+    if (this.warnedNoRedrive.has(queue)) return;
+    this.warnedNoRedrive.add(queue);
+    this.options.logger.warn({ queue },
+      `SQS queue ${queue} has no RedrivePolicy and dead-lettering is off: a poison or version-gated message is left to SQS, which redelivers it until the queue's retention period ends; configure a RedrivePolicy (maxReceiveCount and a dead-letter queue) on every consumed queue, or pass deadLetter: true`);
   }
 
   private assertBrowsable(queue: string, operation: 'browse' | 'remove'): void {
