@@ -173,7 +173,7 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
   });
 
   describe('RedrivePolicy advice', () => {
-    const advice = (lines: { message: string }[]) => lines.filter((l) => l.message.includes('has no RedrivePolicy and dead-lettering is off'));
+    const advice = <T extends { message: string }>(lines: T[]) => lines.filter((l) => l.message.includes('has no RedrivePolicy and dead-lettering is off'));
 
     it('dead-lettering off on a queue without a RedrivePolicy: warned once, when consuming starts', async () => {
       const q = await raw.fresh('no-redrive', { dlq: true });
