@@ -39,7 +39,8 @@ const BROKERS: readonly Target[] = [
   {
     name: 'SQS',
     suite: 'sqs',
-    make: (base) => new SqsTransport({ endpoint: base, region: 'us-east-1', credentials: { accessKeyId: 'babelqueue', secretAccessKey: 'babelqueue' }, waitTimeSeconds: 1, createQueues: true, logger: silentLogger }),
+    // browseWorkQueues: the test reads the work queue to check what a redrive wrote there (SQS browses only DLQs by default).
+    make: (base) => new SqsTransport({ endpoint: base, region: 'us-east-1', credentials: { accessKeyId: 'babelqueue', secretAccessKey: 'babelqueue' }, waitTimeSeconds: 1, createQueues: true, browseWorkQueues: true, logger: silentLogger }),
     reads: 'browse',
     method: 'remove',
     ordered: false,

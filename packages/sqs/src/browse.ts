@@ -7,6 +7,16 @@ import type { SettleBatcher } from './settle-batcher.js';
 /** How long browsed messages are leased while the browse collects them, in seconds. */
 export const BROWSE_LEASE_SECONDS = 30;
 
+/**
+ * True for a BabelQueue dead-letter queue's name on SQS: `<queue>-dlq` or
+ * `<queue>-dlq.fifo`. Browse and remove read only these unless told otherwise
+ * (`browseWorkQueues`): a read is a receive, and on a work queue a receive
+ * costs the message an attempt.
+ */
+export function isDeadLetterQueueName(queue: string): boolean {
+  return /-dlq(\.fifo)?$/.test(queue);
+}
+
 /** What browse and purge need. */
 export interface ToolContext {
   readonly client: SQSClient;

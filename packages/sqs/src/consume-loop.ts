@@ -19,17 +19,23 @@ const RECEIVE_MAX = 10;
 const SHORT_POLL_PAUSE_MS = 1000;
 
 /**
- * Long-polls one queue and hands the messages over, at most `concurrency`
- * reserved at once (a receive asks for the free slots, up to 10).
+ * Long-polls one queue and hands every message it receives over at once, at
+ * most `concurrency` reserved at a time (a receive asks for the free slots,
+ * up to 10).
  *
- * - FIFO: messages of one group are handed over one after the other, in
- *   order; when one is not deleted (released for a retry, left unsettled),
- *   the rest of its group from that receive are released unhandled, so they
- *   come back after it and the group's order holds.
- * - A graceful stop (the signal) waits for the receive in flight and releases
- *   what it brought (visibility 0), so nothing waits out a visibility timeout;
- *   `close()` cancels the receive instead (a message SQS handed over in that
- *   instant reappears when its visibility timeout lapses).
+ * Every receive counts in the message's `ApproximateReceiveCount`, which the
+ * runtime reads as attempts, so the loop never receives a message it will not
+ * hand over (a message given back unhandled would have spent an attempt):
+ *
+ * - FIFO: a receive asks for one message. SQS returns several of one group
+ *   together, and the later ones could not run before the first settled: if
+ *   it were retried they would go back unhandled, counted. With one at a time
+ *   SQS itself holds the rest of the group back (none is returned while one is
+ *   in flight), so the group's order holds and only handled receives count.
+ * - A graceful stop (the signal) waits for the receive in flight and hands over
+ *   what it brought: those messages are received already, and giving them back
+ *   would count a receive no handler saw. `close()` cancels the receive
+ *   instead; what SQS handed over in that instant is given back (visibility 0).
  * - A receive that fails is logged and tried again with backoff, except for
  *   errors no retry fixes (missing queue, refused credentials): the loop
  *   rejects with those.
@@ -49,45 +55,24 @@ export async function consumeLoop(
     onTrouble: (why, lost) => logger[lost ? 'error' : 'warn']({ queue: context.queue.name }, why),
   });
   const deliveryContext: DeliveryContext = { ...context, keeper };
+  const perReceive = context.queue.fifo ? 1 : RECEIVE_MAX;
   const running = new Set<Promise<void>>();
-  /** Received and not yet settled or released (handed over, or waiting behind their FIFO group). */
+  /** Handed over and not yet done with. */
   let reserved = 0;
-  /** Received, waiting behind their FIFO group, not yet handed over. */
-  let waiting = 0;
   let handed = 0;
   let lastActivity = Date.now();
   let failures = 0;
   const stopped = () => signal.aborted || context.closing.aborted;
-  const left = () => (maxMessages === undefined ? Infinity : maxMessages - handed - waiting);
+  const left = () => (maxMessages === undefined ? Infinity : maxMessages - handed);
 
-  /** Hands a FIFO group's messages (or one standard message) over, one after the other. */
-  const runChain = async (chain: SqsDelivery[]): Promise<void> => {
-    let i = 0;
+  const handOver = async (delivery: SqsDelivery): Promise<void> => {
     try {
-      for (; i < chain.length; i++) {
-        if (stopped()) break;
-        const delivery = chain[i]!;
-        waiting -= 1;
-        handed += 1;
-        lastActivity = Date.now();
-        try {
-          // onDelivery owns its errors (the runtime logs them and leaves the delivery for redelivery).
-          await onDelivery(delivery).catch(() => undefined);
-        } finally {
-          delivery.finish();
-          reserved -= 1;
-          lastActivity = Date.now();
-        }
-        if (!delivery.removed) {
-          i += 1;
-          break;
-        }
-      }
+      // onDelivery owns its errors (the runtime logs them and leaves the delivery for redelivery).
+      await onDelivery(delivery).catch(() => undefined);
     } finally {
-      const rest = chain.slice(i);
-      waiting -= rest.length;
-      reserved -= rest.length;
-      await release(logger, context.queue.name, rest);
+      delivery.finish();
+      reserved -= 1;
+      lastActivity = Date.now();
     }
   };
 
@@ -107,7 +92,7 @@ export async function consumeLoop(
         }
         waitMs = Math.min(waitMs, idleLeft);
       }
-      const want = Math.min(RECEIVE_MAX, concurrency - reserved, left());
+      const want = Math.min(perReceive, concurrency - reserved, left());
       const waitSeconds = Math.min(MAX_WAIT_TIME_SECONDS, Math.ceil(waitMs / 1000));
       let messages: Message[];
       try {
@@ -129,14 +114,15 @@ export async function consumeLoop(
         continue;
       }
       const deliveries = messages.map((message) => new SqsDelivery(deliveryContext, message));
-      if (stopped()) {
+      if (context.closing.aborted) {
         await release(logger, context.queue.name, deliveries);
         break;
       }
-      reserved += deliveries.length;
-      waiting += deliveries.length;
-      for (const chain of chains(deliveries, context.queue.fifo)) {
-        const job: Promise<void> = runChain(chain).finally(() => running.delete(job));
+      for (const delivery of deliveries) {
+        reserved += 1;
+        handed += 1;
+        lastActivity = Date.now();
+        const job: Promise<void> = handOver(delivery).finally(() => running.delete(job));
         running.add(job);
       }
     }
@@ -161,19 +147,7 @@ async function receive(context: LoopContext, max: number, waitSeconds: number): 
   return Messages;
 }
 
-/** Standard queue: every message alone. FIFO: one chain per message group, in received order. */
-function chains(deliveries: SqsDelivery[], fifo: boolean): SqsDelivery[][] {
-  if (!fifo) return deliveries.map((d) => [d]);
-  const groups = new Map<string | undefined, SqsDelivery[]>();
-  for (const delivery of deliveries) {
-    const group = groups.get(delivery.groupId);
-    if (group === undefined) groups.set(delivery.groupId, [delivery]);
-    else group.push(delivery);
-  }
-  return [...groups.values()];
-}
-
-/** Releases messages that will not be handed over (visibility 0), reporting a failed release. */
+/** Gives back messages received as `close()` cancelled the receive (visibility 0), reporting a failed release. */
 async function release(logger: Logger, queue: string, deliveries: SqsDelivery[]): Promise<void> {
   await Promise.all(deliveries.map((d) => d.release(0).catch((error: unknown) => logReleaseFailure(logger, queue, error))));
 }

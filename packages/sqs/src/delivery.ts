@@ -53,7 +53,7 @@ export class SqsDelivery implements Delivery {
   readonly queue: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly nativeSchemaVersion?: string;
-  /** FIFO: the message group; deliveries of one group are handled one after the other. */
+  /** FIFO: the message group (a DLQ record keeps it). */
   readonly groupId: string | undefined;
   private state: State = 'held';
   private readonly receivedAt = Date.now();
@@ -86,11 +86,6 @@ export class SqsDelivery implements Delivery {
     return reconcileSqsAttempts(bodyAttempts, this.message.Attributes?.ApproximateReceiveCount);
   }
 
-  /** True once the message was deleted from the queue (handled, dropped or dead-lettered). */
-  get removed(): boolean {
-    return this.state === 'removed';
-  }
-
   async settle(decision: Decision): Promise<void> {
     if (this.state !== 'held') throw new Error(`delivery of "${this.queue}" was already settled`);
     switch (decision.kind) {
@@ -110,8 +105,8 @@ export class SqsDelivery implements Delivery {
 
   /**
    * Makes the message visible again after `delayMs` (0: at once), without
-   * touching it. Also used by the consume loop for messages it will not hand
-   * over (a graceful stop, a FIFO group behind a retried message).
+   * touching it. Also used by the consume loop for messages a receive brought
+   * as `close()` cancelled it.
    */
   async release(delayMs = 0): Promise<void> {
     await this.quiet();

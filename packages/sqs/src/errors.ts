@@ -48,3 +48,17 @@ export class TransportClosedError extends BabelQueueError {
     super('the SQS transport is closed');
   }
 }
+
+/**
+ * `browse` or `remove` was asked to read a queue that is not a dead-letter
+ * queue. SQS reads a message only by receiving it, and each receive counts in
+ * `ApproximateReceiveCount`, which every BabelQueue consumer reads as
+ * attempts (and a RedrivePolicy counts towards `maxReceiveCount`): reading a
+ * work queue would cost each message it passes an attempt.
+ */
+export class WorkQueueBrowseError extends BabelQueueError {
+  override readonly name = 'WorkQueueBrowseError';
+  constructor(readonly queue: string, readonly operation: 'browse' | 'remove') {
+    super(`refusing to ${operation} SQS queue "${queue}": it is not a dead-letter queue (<queue>-dlq, <queue>-dlq.fifo), and SQS reads a message only by receiving it, which counts in ApproximateReceiveCount, so each message read would lose an attempt; to ${operation} it anyway, set browseWorkQueues: true (URL browse_work_queues=1)`);
+  }
+}

@@ -9,6 +9,7 @@ export {
   MessageTooLargeError,
   QueueNotFoundError,
   TransportClosedError,
+  WorkQueueBrowseError,
 } from './errors.js';
 export { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
-export { BROWSE_LEASE_SECONDS } from './browse.js';
+export { BROWSE_LEASE_SECONDS, isDeadLetterQueueName } from './browse.js';

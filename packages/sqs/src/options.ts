@@ -60,6 +60,14 @@ export interface SqsTransportOptions {
   readonly requestTimeoutMs?: number;
   /** Largest message (body plus attributes) to send, in bytes. Default the queue's `MaximumMessageSize`, else 1 MiB. */
   readonly maxMessageBytes?: number;
+  /**
+   * Let `browse` and `remove` read any queue (URL `browse_work_queues=1`).
+   * Default false: they read only dead-letter queues (`<queue>-dlq`,
+   * `<queue>-dlq.fifo`) and refuse any other with `WorkQueueBrowseError`,
+   * because SQS reads a message only by receiving it, and every receive counts
+   * in `ApproximateReceiveCount`, which consumers read as attempts.
+   */
+  readonly browseWorkQueues?: boolean;
   /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
   readonly logger?: Logger;
 }
@@ -77,12 +85,13 @@ export interface ResolvedOptions {
   readonly visibilityTimeoutSeconds: number;
   readonly requestTimeoutMs: number;
   readonly maxMessageBytes: number | undefined;
+  readonly browseWorkQueues: boolean;
   readonly logger: Logger;
 }
 
 const KEYS = new Set([
   'region', 'endpoint', 'credentials', 'clientConfig', 'client', 'queueUrlPrefix', 'createQueues', 'fifo',
-  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'logger',
+  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'browseWorkQueues', 'logger',
 ]);
 
 /** Checks every option (unknown keys refused, so a plain-JavaScript typo fails at once) and fills in the defaults. */
@@ -112,6 +121,7 @@ export function resolveOptions(options: SqsTransportOptions, logger: Logger): Re
     visibilityTimeoutSeconds,
     requestTimeoutMs,
     maxMessageBytes,
+    browseWorkQueues: options.browseWorkQueues ?? false,
     logger,
   };
 }

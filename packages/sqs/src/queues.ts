@@ -20,9 +20,11 @@ export interface QueueInfo {
   readonly contentBasedDeduplication: boolean;
   /** The largest message (body and attributes) the queue takes. */
   readonly maxMessageBytes: number;
+  /** Whether the queue has a RedrivePolicy (SQS's own dead-letter queue); undefined when its attributes could not be read. */
+  readonly redrivePolicy: boolean | undefined;
 }
 
-const ATTRIBUTES: QueueAttributeName[] = ['FifoQueue', 'ContentBasedDeduplication', 'MaximumMessageSize'];
+const ATTRIBUTES: QueueAttributeName[] = ['FifoQueue', 'ContentBasedDeduplication', 'MaximumMessageSize', 'RedrivePolicy'];
 
 /**
  * Queue names to URLs and attributes, each asked for once and remembered:
@@ -55,7 +57,8 @@ export class QueueDirectory {
 
   private async lookUp(name: string, create: boolean): Promise<QueueInfo> {
     const url = await this.url(name, create);
-    const attributes = await this.attributes(name, url, create);
+    const read = await this.attributes(name, url, create);
+    const attributes = read ?? {};
     const fifo = this.options.fifo || name.endsWith('.fifo') || attributes.FifoQueue === 'true';
     const reported = Number(attributes.MaximumMessageSize);
     return {
@@ -64,6 +67,7 @@ export class QueueDirectory {
       fifo,
       contentBasedDeduplication: fifo && (this.options.contentBasedDeduplication ?? attributes.ContentBasedDeduplication === 'true'),
       maxMessageBytes: this.options.maxMessageBytes ?? (Number.isSafeInteger(reported) && reported > 0 ? reported : DEFAULT_MAX_MESSAGE_BYTES),
+      redrivePolicy: read === undefined ? undefined : (attributes.RedrivePolicy ?? '').trim() !== '',
     };
   }
 
@@ -90,10 +94,10 @@ export class QueueDirectory {
 
   /**
    * The attributes the binding reads. A role that may not read them (a
-   * producer with only `sqs:SendMessage`) gets the defaults: FIFO by name,
-   * deduplication ids sent, 1 MiB.
+   * producer with only `sqs:SendMessage`) gets undefined, and the defaults
+   * apply: FIFO by name, deduplication ids sent, 1 MiB, RedrivePolicy unknown.
    */
-  private async attributes(name: string, url: string, create: boolean): Promise<Partial<Record<QueueAttributeName, string>>> {
+  private async attributes(name: string, url: string, create: boolean): Promise<Partial<Record<QueueAttributeName, string>> | undefined> {
     try {
       return (await this.client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ATTRIBUTES }))).Attributes ?? {};
     } catch (error) {
@@ -104,7 +108,7 @@ export class QueueDirectory {
       }
       if (!isAccessDenied(error)) throw error;
       this.options.logger.debug({ queue: name, error: describe(error) }, 'cannot read the queue attributes; using the defaults');
-      return {};
+      return undefined;
     }
   }
 }

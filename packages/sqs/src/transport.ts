@@ -15,10 +15,10 @@ import {
 } from '@babelqueue/core';
 import { riderAttributes } from './attributes.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
+import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
-import { QueueNotFoundError, TransportClosedError } from './errors.js';
+import { QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
@@ -53,6 +53,8 @@ export class SqsTransport implements Transport {
   private readonly batcher: SettleBatcher;
   private readonly closing = new AbortController();
   private readonly running = new Set<Promise<void>>();
+  /** Queues already warned about (no RedrivePolicy while dead-lettering is off): once per queue. */
+  private readonly warnedNoRedrive = new Set<string>();
   private closed: Promise<void> | undefined;
 
   constructor(options: SqsTransportOptions = {}) {
@@ -134,9 +136,16 @@ export class SqsTransport implements Transport {
     });
   }
 
-  /** Reads up to `max` bodies without consuming them; see {@link browseQueue}. An absent queue reads as empty. */
+  /**
+   * Reads up to `max` bodies without consuming them; see {@link browseQueue}.
+   * An absent queue reads as empty. Only a dead-letter queue
+   * (`<queue>-dlq`, `<queue>-dlq.fifo`) unless `browseWorkQueues`: any other
+   * is refused with {@link WorkQueueBrowseError}, since a read is a receive
+   * and a receive costs a work queue's message an attempt.
+   */
   async browse(queue: string, max: number): Promise<Buffer[]> {
     this.assertOpen();
+    this.assertBrowsable(queue, 'browse');
     return this.onQueue(queue, (info) => browseQueue(this.tools(), info, max), []);
   }
 
@@ -152,9 +161,15 @@ export class SqsTransport implements Transport {
     return this.onQueue(queue, (info) => queueDepth(this.tools(), info), 0);
   }
 
-  /** Deletes one message whose body is `body` byte for byte; see {@link removeFromQueue}. False when none is there. */
+  /**
+   * Deletes one message whose body is `body` byte for byte; see
+   * {@link removeFromQueue}. False when none is there. Only on a dead-letter
+   * queue unless `browseWorkQueues`, as {@link browse}: the messages it passes
+   * on the way are received.
+   */
   async remove(queue: string, body: Buffer): Promise<boolean> {
     this.assertOpen();
+    this.assertBrowsable(queue, 'remove');
     return this.onQueue(queue, (info) => removeFromQueue(this.tools(), info, body), false);
   }
 
@@ -173,6 +188,7 @@ export class SqsTransport implements Transport {
     this.assertOpen();
     const info = await this.lookUpToConsume(queue, options.signal);
     if (info === undefined) return;
+    if (options.deadLettering === false && info.redrivePolicy === false) this.warnNoRedrivePolicy(queue);
     const run = consumeLoop({
       client: this.connection.client,
       queue: info,
@@ -230,6 +246,22 @@ export class SqsTransport implements Transport {
 
   private assertOpen(): void {
     if (this.closed) throw new TransportClosedError();
+  }
+
+  /**
+   * With dead-lettering off, poison and version-gated messages are left to
+   * SQS (seed 000): without a RedrivePolicy the queue redelivers them until
+   * its retention period ends. Said once per queue, when consuming starts.
+   */
+  private warnNoRedrivePolicy(queue: string): void {
+    if (this.warnedNoRedrive.has(queue)) return;
+    this.warnedNoRedrive.add(queue);
+    this.options.logger.warn({ queue },
+      `SQS queue ${queue} has no RedrivePolicy and dead-lettering is off: a poison or version-gated message is left to SQS, which redelivers it until the queue's retention period ends; configure a RedrivePolicy (maxReceiveCount and a dead-letter queue) on every consumed queue, or pass deadLetter: true`);
+  }
+
+  private assertBrowsable(queue: string, operation: 'browse' | 'remove'): void {
+    if (!this.options.browseWorkQueues && !isDeadLetterQueueName(queue)) throw new WorkQueueBrowseError(queue, operation);
   }
 
   private tools() {

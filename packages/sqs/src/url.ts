@@ -14,11 +14,12 @@ const QUERY: Readonly<Record<string, (value: string, out: Record<string, unknown
   wait_time: (v, out) => (out.waitTimeSeconds = integer('wait_time', v)),
   visibility_timeout: (v, out) => (out.visibilityTimeoutSeconds = integer('visibility_timeout', v)),
   content_dedup: (v, out) => (out.contentBasedDeduplication = flag('content_dedup', v)),
+  browse_work_queues: (v, out) => (out.browseWorkQueues = flag('browse_work_queues', v)),
 };
 
 /**
- * Reads `sqs://[region][?endpoint=…&prefix=…&fifo=1&group_id=…&wait_time=20&visibility_timeout=30&content_dedup=1]`,
- * the Python SDK's form (e.g. `sqs://us-east-1?endpoint=http://127.0.0.1:9324`).
+ * Reads `sqs://[region][?endpoint=…&prefix=…&fifo=1&group_id=…&wait_time=20&visibility_timeout=30&content_dedup=1&browse_work_queues=1]`,
+ * the Python SDK's form (`browse_work_queues` is this binding's own) (e.g. `sqs://us-east-1?endpoint=http://127.0.0.1:9324`).
  * An empty host leaves the region to the standard AWS chain. Credentials never
  * go in the URL: they come from the AWS chain (or the `credentials` option).
  */

@@ -171,4 +171,36 @@ describe('SQS poison and the version gate', { skip: sqs.skip }, () => {
       assert.equal(JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter.reason, 'poison');
     });
   });
+
+  describe('RedrivePolicy advice', () => {
+    const advice = <T extends { message: string }>(lines: T[]) => lines.filter((l) => l.message.includes('has no RedrivePolicy and dead-lettering is off'));
+
+    it('dead-lettering off on a queue without a RedrivePolicy: warned once, when consuming starts', async () => {
+      const q = await raw.fresh('no-redrive', { dlq: true });
+      const { app: a, logger } = app(q.name);
+      await a.consume({ idleMs: 500 });
+      await a.consume({ idleMs: 500 });
+      await a.close();
+      const lines = advice(logger.lines);
+      assert.equal(lines.length, 1, 'once, not at every consume');
+      assert.equal(lines[0]!.level, 'warn');
+      assert.equal(lines[0]!.fields.queue, q.name);
+      assert.match(lines[0]!.message, new RegExp(`^SQS queue ${q.name} has no RedrivePolicy .* redelivers it until the queue's retention period ends; configure a RedrivePolicy .* on every consumed queue, or pass deadLetter: true$`));
+    });
+
+    it('not said when the queue has a RedrivePolicy, nor when dead-lettering is on', async () => {
+      const redriven = await raw.withRedrive('has-redrive', 3);
+      const first = app(redriven.name);
+      await first.app.consume({ idleMs: 500 });
+      await first.app.close();
+      assert.deepEqual(advice(first.logger.lines), [], 'a RedrivePolicy');
+
+      const q = await raw.fresh('dl-on', { dlq: true });
+      const second = app(q.name, { deadLetter: true });
+      await second.app.consume({ idleMs: 500 });
+      await second.app.close();
+      assert.deepEqual(advice(second.logger.lines), [], 'dead-lettering on');
+      assert.ok(second.logger.lines.some((l) => l.message.startsWith(`consuming ${q.name}`)), 'it did consume');
+    });
+  });
 });

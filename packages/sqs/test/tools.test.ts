@@ -17,6 +17,7 @@ describe('sqs:// URLs (the Python SDK\'s spelling)', () => {
     ['sqs://us-east-1?fifo=1&group_id=tenant-a&content_dedup=true', { region: 'us-east-1', fifo: true, messageGroupId: 'tenant-a', contentBasedDeduplication: true }],
     ['sqs://us-east-1?fifo=off&content_dedup=0', { region: 'us-east-1', fifo: false, contentBasedDeduplication: false }],
     ['sqs://us-east-1?wait_time=5&visibility_timeout=120', { region: 'us-east-1', waitTimeSeconds: 5, visibilityTimeoutSeconds: 120 }],
+    ['sqs://us-east-1?browse_work_queues=1', { region: 'us-east-1', browseWorkQueues: true }],
   ];
   for (const [url, expected] of cases) {
     it(url, () => assert.deepEqual(parseSqsUrl(url), expected));
@@ -26,7 +27,7 @@ describe('sqs:// URLs (the Python SDK\'s spelling)', () => {
     ['redis://127.0.0.1', /starts with sqs:\/\//],
     ['sqs://key:hunter2@us-east-1', /carries no credentials/],
     ['sqs://us-east-1/orders', /no port or path/],
-    ['sqs://us-east-1?waittime=5', /unknown SQS URL option "waittime"; known: endpoint, prefix, fifo, group_id, wait_time, visibility_timeout, content_dedup/],
+    ['sqs://us-east-1?waittime=5', /unknown SQS URL option "waittime"; known: endpoint, prefix, fifo, group_id, wait_time, visibility_timeout, content_dedup, browse_work_queues/],
     ['sqs://us-east-1?wait_time=soon', /wait_time must be a whole number/],
     ['sqs://us-east-1?wait_time=21', /waitTimeSeconds must be an integer from 0 to 20/],
     ['sqs://us-east-1?fifo=maybe', /fifo must be 1\/0/],
@@ -62,18 +63,18 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
   });
   after(() => raw.close());
 
-  it('browse reads bodies and leaves them visible; purge deletes and counts them; an absent queue is empty', async () => {
-    const q = await raw.fresh('browse');
-    for (let i = 0; i < 12; i++) await raw.send(q.url, `{"i":${i}}`);
+  it('browse reads a DLQ\'s bodies and leaves them visible; purge deletes and counts them; an absent queue is empty', async () => {
+    const { dlqName: name, dlqUrl: url } = await raw.fresh('browse', { dlq: true });
+    for (let i = 0; i < 12; i++) await raw.send(url!, `{"i":${i}}`);
     const { transport: t } = transport();
     try {
-      const first = await t.browse(q.name, 100);
+      const first = await t.browse(name, 100);
       assert.deepEqual(first.map((b) => b.toString()).sort(), Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).sort());
-      assert.equal((await t.browse(q.name, 5)).length, 5, 'at most max');
-      assert.equal((await raw.counts(q.url)).visible, 12, 'visible again at once');
-      assert.equal(await t.purge(q.name), 12);
-      assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
-      assert.deepEqual(await t.browse('bq-sqs-no-such-queue', 10), []);
+      assert.equal((await t.browse(name, 5)).length, 5, 'at most max');
+      assert.equal((await raw.counts(url!)).visible, 12, 'visible again at once');
+      assert.equal(await t.purge(name), 12);
+      assert.deepEqual(await raw.counts(url!), { visible: 0, inFlight: 0, delayed: 0 });
+      assert.deepEqual(await t.browse('bq-sqs-no-such-queue-dlq', 10), []);
       assert.equal(await t.purge('bq-sqs-no-such-queue'), 0);
     } finally {
       await t.close();
@@ -81,22 +82,52 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
   });
 
   it('depth counts the visible messages; remove deletes one by its bytes, leaves the others visible, and says false when none matches', async () => {
-    const q = await raw.fresh('remove');
-    for (let i = 0; i < 12; i++) await raw.send(q.url, `{"i":${i}}`);
+    const { dlqName: name, dlqUrl: url } = await raw.fresh('remove', { dlq: true });
+    for (let i = 0; i < 12; i++) await raw.send(url!, `{"i":${i}}`);
     const { transport: t } = transport();
     try {
-      assert.equal(await t.depth(q.name), 12);
-      assert.equal(await t.remove(q.name, Buffer.from('{"i":7}')), true);
-      assert.deepEqual(await raw.counts(q.url), { visible: 11, inFlight: 0, delayed: 0 }, 'the others are visible again at once');
-      assert.equal(await t.depth(q.name), 11);
-      assert.equal(await t.remove(q.name, Buffer.from('{"i":7}')), false, 'already gone');
-      const left = (await t.browse(q.name, 100)).map((b) => b.toString()).sort();
+      assert.equal(await t.depth(name), 12);
+      assert.equal(await t.remove(name, Buffer.from('{"i":7}')), true);
+      assert.deepEqual(await raw.counts(url!), { visible: 11, inFlight: 0, delayed: 0 }, 'the others are visible again at once');
+      assert.equal(await t.depth(name), 11);
+      assert.equal(await t.remove(name, Buffer.from('{"i":7}')), false, 'already gone');
+      const left = (await t.browse(name, 100)).map((b) => b.toString()).sort();
       assert.deepEqual(left, Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).filter((b) => b !== '{"i":7}').sort());
       assert.equal(await t.depth('bq-sqs-no-such-queue'), 0);
-      assert.equal(await t.remove('bq-sqs-no-such-queue', Buffer.from('{}')), false);
+      assert.equal(await t.remove('bq-sqs-no-such-queue-dlq', Buffer.from('{}')), false);
       assert.equal('scan' in t, false, 'no scan: SQS cannot read without receiving');
     } finally {
       await t.close();
+    }
+  });
+
+  it('browse and remove refuse a work queue, so reading it never costs a message an attempt; browseWorkQueues lets them read it', async () => {
+    const q = await raw.fresh('browse-work', { dlq: true });
+    const { transport: t, logger } = transport();
+    const a = createApp({ transport: t, queue: q.name, logger });
+    const seen: number[] = [];
+    a.handle(URN, (_data, message) => void seen.push(message.attempts));
+    await a.publish(URN, { n: 1 });
+    const refused = (operation: string) => (e: Error) => e.name === 'WorkQueueBrowseError'
+      && e.message.includes(`refusing to ${operation} SQS queue "${q.name}": it is not a dead-letter queue`)
+      && e.message.includes('set browseWorkQueues: true (URL browse_work_queues=1)');
+    await assert.rejects(t.browse(q.name, 10), refused('browse'));
+    await assert.rejects(t.remove(q.name, Buffer.from('{}')), refused('remove'));
+    assert.deepEqual(await t.browse(q.dlqName, 10), [], 'its DLQ reads as usual');
+    const fifo = await raw.fresh('browse-work', { fifo: true, dlq: true });
+    await assert.rejects(t.browse(fifo.name, 10), { name: 'WorkQueueBrowseError' });
+    assert.deepEqual(await t.browse(fifo.dlqName, 10), [], 'a FIFO DLQ (<queue>-dlq.fifo) too');
+    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
+    await a.close();
+    assert.deepEqual(seen, [1], 'the message was never received before its handler ran');
+
+    await raw.send(q.url, '{"n":2}');
+    const { transport: any } = transport({ browseWorkQueues: true });
+    try {
+      assert.deepEqual((await any.browse(q.name, 10)).map(String), ['{"n":2}']);
+      assert.equal(await any.remove(q.name, Buffer.from('{"n":2}')), true);
+    } finally {
+      await any.close();
     }
   });
 

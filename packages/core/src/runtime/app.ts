@@ -226,6 +226,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         transport,
         queue,
         concurrency,
+        deadLettering: config(queue).deadLetterQueue !== undefined,
         logger,
         signal: runOptions.signal,
         handleSignals: runOptions.handleSignals === true,
@@ -251,6 +252,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       }, {
         concurrency,
         signal,
+        deadLettering: config(queue).deadLetterQueue !== undefined,
         idleMs: consumeOptions.idleMs ?? 1000,
         ...(consumeOptions.maxMessages !== undefined ? { maxMessages: consumeOptions.maxMessages } : {}),
       });

@@ -8,6 +8,8 @@ export interface WorkerSpec {
   readonly transport: Transport;
   readonly queue: string;
   readonly concurrency: number;
+  /** Passed on to the transport's consume (see `ConsumeOptions.deadLettering`). */
+  readonly deadLettering: boolean;
   readonly logger: Logger;
   /** Aborting starts the graceful shutdown. */
   readonly signal: AbortSignal | undefined;
@@ -67,7 +69,7 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
       active += 1;
       return spec.process(delivery, interrupt.signal).then(finished, failed);
     };
-    const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal });
+    const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal, deadLettering: spec.deadLettering });
     const ended = consuming.then(() => true, () => true);
     await Promise.race([ended, aborted(stop.signal)]);
     if (!(await settledWithin(ended, 0))) {

@@ -153,6 +153,13 @@ export interface ConsumeOptions {
   readonly maxMessages?: number;
   /** Stop once no delivery arrived for this long (drain mode). */
   readonly idleMs?: number;
+  /**
+   * Whether the runtime writes what it gives up on to a dead-letter queue on
+   * this consume. The App sets it from its configuration; absent when a tool
+   * consumes (redrive). A binding may use it for start-up advice (SQS: a queue
+   * without a RedrivePolicy).
+   */
+  readonly deadLettering?: boolean;
 }
 
 /**
