@@ -13,7 +13,8 @@
  *   a binding that retries in place (SQS) writes no copy: the released
  *   message must be the delivery untouched;
  * - poison record: what the record says; it is not an envelope, so no
- *   envelope field (only the binding's constants);
+ *   envelope field (only the binding's constants), but the route a binding
+ *   keeps as the delivery arrived with it (Pulsar's `bq-job`);
  * - version-gated record: the raw body byte for byte with the delivery's
  *   metadata, less the attempts and schema-version fields (the Pulsar rule,
  *   seed 002 / FACTS §3), since the body was never decoded;
@@ -127,17 +128,19 @@ for (const row of rows) {
       });
     });
 
-    it('a poison body: the poison record carries no envelope field, whatever the delivery claimed', async () => {
+    it('a poison body: the poison record carries no envelope field, whatever the delivery claimed (but a kept route)', async () => {
       const queue = await lab.queue('poison');
       const poison = Buffer.from('{"hello":"world","attempts":5}', 'utf8');
       // A broken producer: its metadata describes an envelope the body is not.
-      await lab.produce(queue, poison, { claims: envelope(queue), riders: RIDERS });
+      const claims = envelope(queue);
+      await lab.produce(queue, poison, { claims, riders: RIDERS });
+      const route = row.fields.route === undefined ? {} : { [row.fields.route]: lab.project(claims, 'dead-letter', queue)[row.fields.route] };
       await withApp(queue, { deadLetter: true }, async (app) => {
         assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
         const record = await lab.readDeadLetter(dlqOf(queue));
         assert.equal((json(record.body).dead_letter as Record<string, unknown>).reason, 'poison');
         assert.equal(bodySays(record.body).urn, '', 'the record is not an envelope');
-        agrees(record, lab.project(record.body!, 'dead-letter', queue), 'poison record');
+        agrees(record, { ...lab.project(record.body!, 'dead-letter', queue), ...route }, 'poison record');
         if (row.ridersOnDeadLetter) assert.deepEqual(record.riders, RIDERS);
       });
     });

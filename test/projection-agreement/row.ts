@@ -62,8 +62,13 @@ export interface AgreementRow {
   readonly binding: string;
   /** A reason to skip (no broker here), or false. */
   readonly skip: string | false;
-  /** The contract field names of the attempts and schema-version projection (empty when the binding has none). */
-  readonly fields: { readonly attempts?: string; readonly schemaVersion?: string };
+  /**
+   * The contract field names of the attempts and schema-version projection
+   * (empty when the binding has none), and of the route every copy keeps as
+   * the delivery arrived with it, even on a poison record (Pulsar's `bq-job`,
+   * seed 000: routing is preserved).
+   */
+  readonly fields: { readonly attempts?: string; readonly schemaVersion?: string; readonly route?: string };
   /** The binding has a native version gate (a schema-version field a producer can set). */
   readonly versionGate: boolean;
   /** Dead-letter records carry the delivery's riders. */

@@ -3,6 +3,7 @@ import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logge
 import type { ConnectionManager } from './connection.js';
 import { ArtemisDelivery, type DeliveryContext } from './delivery.js';
 import { Holds } from './holds.js';
+import { queryMaxDeliveryAttempts } from './management.js';
 import type { ResolvedOptions } from './options.js';
 import type { Publisher } from './publisher.js';
 
@@ -34,7 +35,7 @@ export class ConsumeLoop {
   private readonly concurrency: number;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly holds: Holds;
-  private readonly context: DeliveryContext;
+  private readonly context: { -readonly [K in keyof DeliveryContext]: DeliveryContext[K] };
   private taken = 0;
   private lastActivity = Date.now();
   private stopping = false;
@@ -95,6 +96,10 @@ export class ConsumeLoop {
     while (!this.stopping) {
       const connection = await Promise.race([this.deps.connection.open(true), this.stopped]);
       if (connection === 'stop') return;
+      if (this.deps.options.brokerMaxDeliveryAttempts === undefined) {
+        const learnt = await Promise.race([this.learnMaxDeliveryAttempts(connection), this.stopped]);
+        if (learnt === 'stop') return;
+      }
       const lane = this.attach(connection);
       const why = await Promise.race([this.stopped, this.ended(connection, lane)]);
       if (why === 'stop') return;
@@ -110,6 +115,26 @@ export class ConsumeLoop {
           : 'Artemis closed the receiving link; attaching again',
       );
       if (failures > 0) await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
+    }
+  }
+
+  /**
+   * Asks the broker for the queue's max-delivery-attempts before each attach,
+   * so a setting changed at run time is picked up on the next one. When the
+   * broker does not answer it (no `manage` role, management disabled), the
+   * limit is unknown: every retry is then re-sent, never left to the
+   * broker's count, which could move the message to Artemis's own
+   * dead-letter address (or delete it) before `maxAttempts`.
+   */
+  private async learnMaxDeliveryAttempts(connection: Connection): Promise<void> {
+    try {
+      this.context.brokerMaxDeliveryAttempts = await queryMaxDeliveryAttempts(connection, this.queue, this.deps.options.sendTimeoutMs);
+    } catch (error) {
+      this.context.brokerMaxDeliveryAttempts = undefined;
+      this.deps.logger.warn(
+        { queue: this.queue, error: error instanceof Error ? error.message : String(error) },
+        "cannot read the broker's max-delivery-attempts (management needs the manage role); every retry is re-sent, set brokerMaxDeliveryAttempts to use the broker's count",
+      );
     }
   }
 

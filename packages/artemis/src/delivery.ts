@@ -26,8 +26,12 @@ export interface DeliveryContext {
   readonly logger: Logger;
   /** Unsettled deliveries waiting to be released. */
   readonly holds: Holds;
-  /** The broker's max-delivery-attempts (0 or -1: unlimited). */
-  readonly brokerMaxDeliveryAttempts: number;
+  /**
+   * The broker's max-delivery-attempts for the queue (0 or -1: unlimited), as
+   * given or as the broker answered when the link attached; undefined when
+   * unknown: then no settlement leaves the count to the broker.
+   */
+  readonly brokerMaxDeliveryAttempts: number | undefined;
 }
 
 /**
@@ -139,11 +143,12 @@ export class ArtemisDelivery implements Delivery {
    * the next delivery-count (this one + 1) must reach it — it does not after a
    * re-send put a higher count in the body — and the broker must not move the
    * message to its own dead-letter address for reaching max-delivery-attempts.
+   * With that limit unknown, never: the retry is re-sent.
    */
   private brokerCounts(attempts: number): boolean {
     const max = this.context.brokerMaxDeliveryAttempts;
     const next = this.deliveryCount + 1;
-    return next >= attempts && (max <= 0 || next < max);
+    return max !== undefined && next >= attempts && (max <= 0 || next < max);
   }
 
   private async deadLetter(queue: string, record: Buffer, reason: string): Promise<void> {

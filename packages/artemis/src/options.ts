@@ -41,11 +41,15 @@ export interface ArtemisTransportOptions {
    */
   readonly requeueDelayMs?: number;
   /**
-   * The broker's `max-delivery-attempts` for the consumed queues (Artemis's
-   * default is 10; 0 or -1 = unlimited). A retry without delay settles the
-   * delivery `modified` (delivery-failed), which the broker counts; a retry
-   * that would reach this limit is re-sent instead, so the broker never moves
-   * a message BabelQueue still retries to its own dead-letter address.
+   * The broker's `max-delivery-attempts` for the consumed queues (0 or -1 =
+   * unlimited). A retry without delay settles the delivery `modified`
+   * (delivery-failed), which the broker counts; a retry that would reach this
+   * limit is re-sent instead, so the broker never moves a message BabelQueue
+   * still retries to its own dead-letter address (or deletes it). Default:
+   * asked of the broker (management operation `getAddressSettingsAsJSON`) each
+   * time a consumer attaches; when the broker does not answer it (a user
+   * without the `manage` role), a warning is logged and every retry is
+   * re-sent, which no broker limit can cut short.
    */
   readonly brokerMaxDeliveryAttempts?: number;
   /**
@@ -78,7 +82,8 @@ export interface ResolvedOptions {
   readonly reconnect: ResolvedReconnectBackoff;
   readonly publishWhileDisconnected: 'fail' | 'wait';
   readonly requeueDelayMs: number;
-  readonly brokerMaxDeliveryAttempts: number;
+  /** Given by the caller; undefined: ask the broker. */
+  readonly brokerMaxDeliveryAttempts: number | undefined;
   readonly sendTimeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly connectTimeoutMs: number;
@@ -99,7 +104,7 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
     reconnect: resolveReconnectBackoff(options.reconnect),
     publishWhileDisconnected,
     requeueDelayMs: options.requeueDelayMs ?? 1000,
-    brokerMaxDeliveryAttempts: options.brokerMaxDeliveryAttempts ?? 10,
+    brokerMaxDeliveryAttempts: options.brokerMaxDeliveryAttempts,
     sendTimeoutMs: options.sendTimeoutMs ?? 15_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
@@ -119,7 +124,8 @@ export function resolveOptions(options: ArtemisTransportOptions, logger: Logger)
       throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);
     }
   }
-  if (!Number.isInteger(resolved.brokerMaxDeliveryAttempts) || resolved.brokerMaxDeliveryAttempts < -1) {
+  const max = resolved.brokerMaxDeliveryAttempts;
+  if (max !== undefined && (!Number.isInteger(max) || max < -1)) {
     throw new ConfigurationError(`brokerMaxDeliveryAttempts must be an integer >= -1, got ${String(resolved.brokerMaxDeliveryAttempts)}`);
   }
   return resolved;

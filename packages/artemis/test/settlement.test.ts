@@ -173,6 +173,83 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     }
   });
 
+  describe("the broker's max-delivery-attempts below maxAttempts, not given to the transport", () => {
+    /** Gives `queue` max-delivery-attempts 2 and its own dead-letter address with a queue, so what Artemis moves there is counted. */
+    async function limitDeliveries(queue: string): Promise<string> {
+      const dla = `${queue}.artemis-dla`;
+      created.push(dla);
+      const settings = JSON.stringify({ maxDeliveryAttempts: 2, deadLetterAddress: dla });
+      const [ok, why] = await raw.call('broker', { operation: 'addAddressSettings', args: [queue, settings] });
+      assert.ok(ok, why);
+      const [made, error] = await raw.call('broker', {
+        operation: 'createQueue',
+        args: [JSON.stringify({ name: dla, address: dla, 'routing-type': 'ANYCAST', durable: true }), true],
+      });
+      assert.ok(made, error);
+      return dla;
+    }
+
+    /** maxAttempts 3 against the broker's 2: three deliveries, then the App's own `<queue>.dlq` record. */
+    async function exhaust(queue: string, dlq: string, dla: string, transportOptions: Partial<ArtemisTransportOptions> = {}) {
+      const { app: a, logger } = app(queue, { maxAttempts: 3, deadLetter: true }, transportOptions);
+      const attempts: number[] = [];
+      a.handle(URN, (_data, message) => {
+        attempts.push(message.attempts);
+        throw new Error('again');
+      });
+      await a.publish(URN, { order_id: 7 });
+      const handled = await a.consume({ maxMessages: 3, idleMs: 5000 });
+      await a.close();
+      assert.equal(await raw.count(dla), 0, "Artemis moved nothing to its own dead-letter address");
+      assert.deepEqual(attempts, [1, 2, 3], logger.text());
+      assert.equal(handled, 3);
+      assert.equal(await raw.count(queue), 0);
+      const [record] = await raw.take(dlq);
+      assert.deepEqual([JSON.parse(record!.body.toString('utf8')).dead_letter.reason, JSON.parse(record!.body.toString('utf8')).dead_letter.attempts], ['failed', 3]);
+      return logger;
+    }
+
+    it('the setting is read from the broker (management): the retry that would reach it is re-sent, the <queue>.dlq record is written', async () => {
+      const { queue, dlq } = names('broker-max-read');
+      const dla = await limitDeliveries(queue);
+      try {
+        const logger = await exhaust(queue, dlq, dla);
+        assert.doesNotMatch(logger.text(), /max-delivery-attempts/, 'no warning: the broker answered');
+      } finally {
+        await raw.unlimitAddress(queue);
+      }
+    });
+
+    it('a user without the manage role: a warning, and every retry is re-sent, which the broker count cannot cut short', async () => {
+      const { queue, dlq } = names('broker-max-nomanage');
+      const dla = await limitDeliveries(queue);
+      const user = `bq-test-${queue.slice(-8)}`;
+      const role = `${user}-role`;
+      const password = 'not-a-secret';
+      const grant = (match: string) => raw.call('broker', {
+        // send, consume, create/delete durable queue, create/delete non-durable queue, manage, browse, create/delete address
+        operation: 'addSecuritySettings',
+        args: [match, `amq,${role}`, `amq,${role}`, `amq,${role}`, 'amq', `amq,${role}`, 'amq', 'amq', `amq,${role}`, `amq,${role}`, 'amq'],
+      });
+      for (const [operation, args] of [['addUser', [user, password, role, true]], ['grant', [queue]], ['grant', [dlq]]] as const) {
+        const [ok, why] = operation === 'grant' ? await grant(args[0]) : await raw.call('broker', { operation, args: [...args] });
+        assert.ok(ok, why);
+      }
+      try {
+        const url = new URL(artemis.url!);
+        url.username = user;
+        url.password = password;
+        const logger = await exhaust(queue, dlq, dla, { url: artemisUrl(url.toString()) });
+        assert.match(logger.text(), /cannot read the broker's max-delivery-attempts/);
+      } finally {
+        await raw.call('broker', { operation: 'removeSecuritySettings', args: [queue] });
+        await raw.call('broker', { operation: 'removeSecuritySettings', args: [dlq] });
+        await raw.call('broker', { operation: 'removeUser', args: [user] });
+        await raw.unlimitAddress(queue);
+      }
+    });
+  });
+
   it('an UnrecoverableError skips the remaining attempts: dead-lettered on attempt 1', async () => {
     const { queue, dlq } = names('unrecoverable');
     const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true });

@@ -129,8 +129,8 @@ export class PulsarDelivery implements Delivery {
 
   /**
    * Re-publish to the same topic with the new attempts in the body (a surgical
-   * edit of the raw bytes) and the copy's own projection in the properties,
-   * riders kept; a poison body travels unchanged with the properties it came
+   * edit of the raw bytes) and the copy's own projection in the properties
+   * (but the `bq-job` route it arrived on), riders kept; a poison body travels unchanged with the properties it came
    * with and `bq-attempts` counting. Ack the original only once the copy is
    * stored, nack it if the publish failed. Pulsar delays delivery only on
    * Shared and Key_Shared subscriptions, so on the others the delivery waits
@@ -148,7 +148,7 @@ export class PulsarDelivery implements Delivery {
     const body = envelope ? withAttempts(this.body, attempts) : this.body;
     const routing: Record<string, string> = delay > 0 ? { [PulsarProperty.DELAY]: String(delay) } : {};
     const properties = envelope
-      ? editProperties(this.properties, { ...projectPulsar({ ...this.ownProjection(), attempts }), ...routing }, CONTRACT)
+      ? editProperties(this.properties, { ...projectPulsar({ ...this.ownProjection(), attempts }), ...routing, ...this.route() }, CONTRACT)
       : editProperties(this.properties, { [PulsarProperty.ATTEMPTS]: String(attempts), ...routing }, delay > 0 ? [] : [PulsarProperty.DELAY]);
     try {
       await this.context.send(this.queue, { body, properties, delayMs: delay });
@@ -162,7 +162,8 @@ export class PulsarDelivery implements Delivery {
   /**
    * Write the record to the DLQ, stored, then ack. A failed, unknown-URN or
    * poison record carries the projection of its own bytes (the counted
-   * attempts; no envelope field on poison) beside the delivery's riders; a
+   * attempts; no envelope field on poison) beside the delivery's riders and
+   * the `bq-job` route it arrived on; a
    * version-gated record (the raw body) keeps the delivery's properties
    * except `bq-attempts` and `bq-schema-version`. A failed write leaves the
    * delivery untouched and throws; the runtime then leaves it unsettled.
@@ -170,13 +171,25 @@ export class PulsarDelivery implements Delivery {
   private async deadLetter(queue: string, record: Buffer, reason: Extract<Decision, { kind: 'dead-letter' }>['reason']): Promise<void> {
     const properties = reason === 'version_gate'
       ? editProperties(this.properties, {}, NOT_ON_GATED)
-      : editProperties(this.properties, projectPulsar(recordProjection(record)), CONTRACT);
+      : editProperties(this.properties, { ...projectPulsar(recordProjection(record)), ...this.route() }, CONTRACT);
     try {
       await this.context.send(queue, { body: record, properties });
     } catch (cause) {
       throw new DeadLetterWriteError(queue, { cause });
     }
     this.finish('acknowledge');
+  }
+
+  /**
+   * The `bq-job` route the delivery arrived on (seed 000: the retry copy and
+   * the DLQ record keep it, so the next delivery reaches the same handler), or
+   * nothing when it came without one. It wins over the record's own projection:
+   * a poison record has no URN of its own, and a peer may route a message on
+   * a property that differs from its body's `job`.
+   */
+  private route(): Record<string, string> {
+    const job = this.properties[PulsarProperty.JOB];
+    return job !== undefined && job.trim() !== '' ? { [PulsarProperty.JOB]: job } : {};
   }
 
   private finish(how: 'acknowledge' | 'negativeAcknowledge'): void {

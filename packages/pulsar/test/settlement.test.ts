@@ -98,6 +98,40 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     assert.equal(record!.properties.traceparent, 'tp-x');
   });
 
+  describe('a bq-job route other than the body\'s job: kept as the delivery arrived with it', () => {
+    const route = 'urn:babel:orders:routed';
+    const failing = (queue: string, maxAttempts: number) => {
+      const { app: a } = app(queue, { maxAttempts, deadLetter: true });
+      a.handle(URN, () => {
+        throw new Error('boom');
+      });
+      return a;
+    };
+
+    it('on the retry copy', async () => {
+      const { queue } = names('route-retry');
+      await raw.publishEnvelope(queue, { order_id: 30 }, { 'bq-job': route });
+      const a = failing(queue, 3);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      await a.close();
+      await raw.waitForBacklog(queue, 1);
+      const [copy] = await raw.take(queue, 1);
+      assert.deepEqual([copy!.properties['bq-job'], copy!.properties['bq-attempts']], [route, '1']);
+    });
+
+    it('on the DLQ record', async () => {
+      const { queue, dlq } = names('route-dlq');
+      await raw.publishEnvelope(queue, { order_id: 31 }, { 'bq-job': route });
+      const a = failing(queue, 1);
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      await a.close();
+      await raw.waitForBacklog(queue, 0);
+      const [record] = await raw.take(dlq, 1);
+      assert.equal(json(record!.body).dead_letter.reason, 'failed');
+      assert.deepEqual([record!.properties['bq-job'], record!.properties['bq-attempts']], [route, '1']);
+    });
+  });
+
   it('exhausted with dead-lettering off: acknowledged, dropped and logged', async () => {
     const { queue, dlq } = names('exhaust-drop');
     const { app: a, logger } = app(queue, { maxAttempts: 2 });
@@ -295,8 +329,11 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
         assert.deepEqual([parsed.dead_letter.reason, parsed.dead_letter.attempts], ['poison', 1]);
         c.check(parsed);
         const contract = Object.fromEntries(Object.entries(record!.properties).filter(([key]) => key.startsWith('bq-')));
-        assert.deepEqual(contract, projectPulsar(recordProjection(record!.body)), 'the projection of the record\'s own bytes, not what the delivery claimed');
-        if (parsed.job === undefined) assert.equal(record!.properties['bq-job'], undefined, 'a poison record is not an envelope: no envelope property');
+        assert.deepEqual(
+          contract,
+          { ...projectPulsar(recordProjection(record!.body)), 'bq-job': URN },
+          'the projection of the record\'s own bytes, not what the delivery claimed, but the bq-job route it arrived on',
+        );
         assert.equal(record!.properties.traceparent, 'tp-1', 'riders ride along');
       });
     }
@@ -315,6 +352,29 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
       const dropped = logger.lines.find((l) => l.message.startsWith('dropped'));
       assert.equal(dropped?.fields.attempt, 3);
       assert.doesNotMatch(logger.text(), /not json \{/, 'the body is never logged');
+    });
+
+    it('a poison body published raw with only a bq-job property: the DLQ record keeps that route', async () => {
+      const { queue, dlq } = names('poison-route');
+      await raw.publish(queue, Buffer.from('not json {'), { 'bq-job': 'urn:babel:orders:routed' });
+      const { app: a } = app(queue, { deadLetter: true });
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      await a.close();
+      await raw.waitForBacklog(queue, 0);
+      const [record] = await raw.take(dlq, 1);
+      assert.equal(json(record!.body).dead_letter.reason, 'poison');
+      assert.deepEqual(record!.properties, { 'bq-job': 'urn:babel:orders:routed' });
+    });
+
+    it('without a DLQ: the poison retry copy keeps the bq-job route', async () => {
+      const { queue } = names('poison-retry-route');
+      await raw.publish(queue, Buffer.from('not json {'), { 'bq-job': 'urn:babel:orders:routed' });
+      const { app: a } = app(queue, { maxAttempts: 3 });
+      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+      await a.close();
+      await raw.waitForBacklog(queue, 1);
+      const [copy] = await raw.take(queue, 1);
+      assert.deepEqual(copy!.properties, { 'bq-job': 'urn:babel:orders:routed', 'bq-attempts': '1' });
     });
 
     it('on_unknown_urn delete: dropped even with a DLQ', async () => {

@@ -108,7 +108,7 @@ class PulsarLab implements AgreementLab {
 export const row: AgreementRow = {
   binding: 'pulsar',
   skip: suite.skip,
-  fields: { attempts: PulsarProperty.ATTEMPTS, schemaVersion: PulsarProperty.SCHEMA_VERSION },
+  fields: { attempts: PulsarProperty.ATTEMPTS, schemaVersion: PulsarProperty.SCHEMA_VERSION, route: PulsarProperty.JOB },
   versionGate: true,
   poisonRetry: true,
   ridersOnDeadLetter: true,
