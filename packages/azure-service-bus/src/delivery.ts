@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   DeadLetterWriteError,
@@ -15,6 +16,24 @@ import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, t
 export const VERSION_GATE_REASON = 'unsupported schema version';
 /** The native dead-letter reason of a poison body. */
 export const POISON_REASON = 'poison';
+
+/** Service Bus's longest MessageId. */
+const MAX_MESSAGE_ID = 128;
+
+/**
+ * The MessageId of a retry copy: `<meta.id>:retry:<sequence number of the delivery it
+ * replaces>`. Duplicate detection drops a send whose MessageId was logged within its
+ * window, and the envelope's meta.id was logged when the message was first sent, so a copy
+ * under meta.id would vanish. The sequence number is unique in the entity, so copies of
+ * different messages never collide, while the same copy sent twice (an in-doubt send the
+ * SDK repeats, or a second copy after the original's lock was lost) is still a duplicate.
+ * meta.id is cut, never the suffix, to stay within 128 characters; without a sequence
+ * number (never the case for a PeekLock delivery) the suffix is random.
+ */
+export function retryMessageId(metaId: string, sequenceNumber: string | undefined): string {
+  const suffix = `:retry:${sequenceNumber ?? randomUUID()}`;
+  return `${metaId.slice(0, MAX_MESSAGE_ID - suffix.length)}${suffix}`;
+}
 
 /** What a delivery needs from its consume loop. */
 export interface DeliveryContext {
@@ -87,13 +106,19 @@ export class AsbDelivery implements Delivery {
   /**
    * No delay: abandon (Service Bus redelivers and counts it). A delay: a copy
    * with the new attempts, scheduled for later, then complete the original; a
-   * failed copy abandons the original instead, so nothing is lost.
+   * failed copy abandons the original instead, so nothing is lost. The copy
+   * keeps the session and its body's projection, but not MessageId = meta.id:
+   * on an entity with duplicate detection that MessageId is logged already and
+   * the copy would be accepted and dropped (see {@link retryMessageId}).
    */
   private async retry(attempts: number, delayMs: number): Promise<void> {
     if (delayMs <= 0) return this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
     const copy = withAttempts(this.body, attempts);
+    const projection = recordProjection(copy);
+    const message = toServiceBusMessage(copy, projection, { riders: this.riders(), delayMs, placement: this.placement() });
+    message.messageId = retryMessageId(projection.messageId, this.message.sequenceNumber?.toString());
     try {
-      await this.context.send(this.queue, toServiceBusMessage(copy, recordProjection(copy), { riders: this.riders(), delayMs, placement: this.placement() }));
+      await this.context.send(this.queue, message);
     } catch (error) {
       await this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
       throw error;

@@ -93,4 +93,47 @@ describe('the Service Bus stand-in', () => {
     }
     assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 0, locked: 0, scheduled: 0, deferred: 0 }, 'all three completed');
   });
+
+  describe('duplicate detection (RequiresDuplicateDetection)', () => {
+    async function send(queue: string, messages: Parameters<ReturnType<ServiceBusClient['createSender']>['sendMessages']>[0]) {
+      const sender = client.createSender(queue);
+      try {
+        await sender.sendMessages(messages);
+      } finally {
+        await sender.close();
+      }
+    }
+    const counts = (queue: string) => standIn.namespace.queue(queue).counts(Date.now());
+
+    it('drops a second message with a logged MessageId inside the window, scheduled or not; the send still succeeds', async () => {
+      const queue = 'dedup-window';
+      standIn.namespace.queue(queue).config.requiresDuplicateDetection = true;
+      await send(queue, { body: Buffer.from('a'), messageId: 'm-1' });
+      await send(queue, { body: Buffer.from('b'), messageId: 'm-1' });
+      assert.deepEqual(counts(queue), { active: 1, locked: 0, scheduled: 0, deferred: 0 }, 'the second m-1 is dropped');
+      await send(queue, { body: Buffer.from('c'), messageId: 'm-1', scheduledEnqueueTimeUtc: new Date(Date.now() + 600_000) });
+      assert.deepEqual(counts(queue), { active: 1, locked: 0, scheduled: 0, deferred: 0 }, 'a scheduled duplicate is dropped too');
+      await send(queue, { body: Buffer.from('d'), messageId: 'm-2', scheduledEnqueueTimeUtc: new Date(Date.now() + 600_000) });
+      await send(queue, { body: Buffer.from('e'), messageId: 'm-2' });
+      assert.deepEqual(counts(queue), { active: 1, locked: 0, scheduled: 1, deferred: 0 }, 'a duplicate of a scheduled message is dropped');
+      await send(queue, [{ body: Buffer.from('f'), messageId: 'm-3' }, { body: Buffer.from('g'), messageId: 'm-3' }]);
+      assert.deepEqual(counts(queue), { active: 2, locked: 0, scheduled: 1, deferred: 0 }, 'within a batch as well');
+      const other = 'dedup-off';
+      await send(other, { body: Buffer.from('a'), messageId: 'm-1' });
+      await send(other, { body: Buffer.from('b'), messageId: 'm-1' });
+      assert.deepEqual(counts(other), { active: 2, locked: 0, scheduled: 0, deferred: 0 }, 'an entity without duplicate detection keeps both');
+    });
+
+    it('accepts the MessageId again once the history window has passed', async () => {
+      const queue = 'dedup-expiry';
+      const config = standIn.namespace.queue(queue).config;
+      config.requiresDuplicateDetection = true;
+      config.duplicateDetectionWindowMs = 500;
+      await send(queue, { body: Buffer.from('a'), messageId: 'm-1' });
+      // Waiting longer than the window can only make the second send later than it.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      await send(queue, { body: Buffer.from('b'), messageId: 'm-1' });
+      assert.deepEqual(counts(queue), { active: 2, locked: 0, scheduled: 0, deferred: 0 });
+    });
+  });
 });

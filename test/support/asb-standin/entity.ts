@@ -12,6 +12,7 @@ import {
   mapSection,
   newLockToken,
   SECTION,
+  sectionValue,
   setEntry,
   splitSections,
   tokenText,
@@ -30,9 +31,22 @@ export interface QueueConfig {
   lockDurationMs: number;
   /** `SendDisabled` refuses sends (a failed write); `Active` is normal. */
   status: 'Active' | 'SendDisabled';
+  /**
+   * `RequiresDuplicateDetection`: a message whose MessageId was logged within
+   * {@link duplicateDetectionWindowMs} is accepted and dropped (scheduled messages included).
+   */
+  requiresDuplicateDetection: boolean;
+  /** `DuplicateDetectionHistoryTimeWindow` (Service Bus default 10 minutes). */
+  duplicateDetectionWindowMs: number;
 }
 
-export const DEFAULT_CONFIG: QueueConfig = { maxDeliveryCount: 10, lockDurationMs: 60_000, status: 'Active' };
+export const DEFAULT_CONFIG: QueueConfig = {
+  maxDeliveryCount: 10,
+  lockDurationMs: 60_000,
+  status: 'Active',
+  requiresDuplicateDetection: false,
+  duplicateDetectionWindowMs: 600_000,
+};
 
 /** A message as the entity keeps it. */
 export interface StoredMessage {
@@ -61,6 +75,8 @@ export class LockLostError extends Error {
 export class Entity {
   private readonly messages = new Map<number, StoredMessage>();
   private readonly locks = new Map<string, StoredMessage>();
+  /** Duplicate detection's history: MessageId → when it was logged, oldest first. */
+  private readonly logged = new Map<string, number>();
   private nextSequence = 1;
 
   /**
@@ -74,9 +90,14 @@ export class Entity {
     readonly deadLetter?: Entity,
   ) {}
 
-  /** Enqueues one encoded message (honouring `x-opt-scheduled-enqueue-time`); returns its sequence number. */
+  /**
+   * Enqueues one encoded message (honouring `x-opt-scheduled-enqueue-time`); returns its
+   * sequence number. A duplicate that duplicate detection drops still takes a sequence number
+   * (the send succeeds; there is nothing behind the number).
+   */
   enqueue(bytes: Buffer, now: number, extraAnnotations: Entries = []): number {
     const sections = splitSections(bytes);
+    if (this.isDuplicate(sections, now)) return this.nextSequence++;
     const annotations = mapEntries(sections.find((s) => s.code === SECTION.messageAnnotations));
     for (const [key, value] of extraAnnotations) setEntry(annotations, key, value);
     const scheduled = entryValue(annotations, 'x-opt-scheduled-enqueue-time');
@@ -95,6 +116,26 @@ export class Entity {
       lock: undefined,
     });
     return sequenceNumber;
+  }
+
+  /**
+   * Duplicate detection as Service Bus documents it: with `RequiresDuplicateDetection`, the
+   * MessageId of every message sent is logged for the history window, and a message whose
+   * MessageId is logged is reported accepted but dropped. Only the MessageId counts (a
+   * non-partitioned entity); scheduled messages are logged and dropped like any other. A
+   * message without one gets a fresh id (see {@link withMessageId}), so it is never a duplicate.
+   */
+  private isDuplicate(sections: Section[], now: number): boolean {
+    if (!this.config.requiresDuplicateDetection) return false;
+    for (const [id, at] of this.logged) {
+      if (now - at < this.config.duplicateDetectionWindowMs) break;
+      this.logged.delete(id);
+    }
+    const id = messageIdKey(sections);
+    if (id === undefined) return false;
+    if (this.logged.has(id)) return true;
+    this.logged.set(id, now);
+    return false;
   }
 
   /** Removes a scheduled message that is not yet visible. */
@@ -293,6 +334,15 @@ export class Entity {
 
 /** Sections the broker rewrites on delivery; everything else is re-sent byte for byte. */
 const OWNED = new Set<number>([SECTION.header, SECTION.deliveryAnnotations, SECTION.messageAnnotations, SECTION.applicationProperties]);
+
+/** The MessageId of encoded sections as a history key (its AMQP type and value), if it has one. */
+function messageIdKey(sections: Section[]): string | undefined {
+  const properties = sections.find((s) => s.code === SECTION.properties);
+  const id = properties === undefined ? undefined : (sectionValue(properties) ?? [])[0];
+  const value = id === undefined || id === null ? undefined : types.unwrap(id);
+  if (value === undefined || value === null) return undefined;
+  return `${String(id.type?.typecode ?? '')}:${Buffer.isBuffer(value) ? value.toString('hex') : String(value)}`;
+}
 
 function scheduledTime(value: unknown): number | undefined {
   if (value instanceof Date) return value.getTime();

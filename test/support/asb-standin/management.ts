@@ -104,6 +104,8 @@ function control(context: ManagementContext, operation: string, body: any): Resp
     if (body['max-delivery-count'] !== undefined) queue.config.maxDeliveryCount = Number(body['max-delivery-count']);
     if (body['lock-duration-ms'] !== undefined) queue.config.lockDurationMs = Number(body['lock-duration-ms']);
     if (body.status !== undefined) queue.config.status = body.status === 'SendDisabled' ? 'SendDisabled' : 'Active';
+    if (body['requires-duplicate-detection'] !== undefined) queue.config.requiresDuplicateDetection = body['requires-duplicate-detection'] === true;
+    if (body['duplicate-detection-window-ms'] !== undefined) queue.config.duplicateDetectionWindowMs = Number(body['duplicate-detection-window-ms']);
     context.pump(queue);
     return ok({});
   }
