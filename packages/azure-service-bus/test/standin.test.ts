@@ -136,4 +136,83 @@ describe('the Service Bus stand-in', () => {
       assert.deepEqual(counts(queue), { active: 2, locked: 0, scheduled: 0, deferred: 0 });
     });
   });
+
+  describe('sessions (RequiresSession)', () => {
+    const bodies = (messages: ServiceBusReceivedMessage[]) => messages.map((m) => Buffer.from(m.body as Buffer).toString());
+
+    it('a session receiver accepts the next session, gets its messages in order, renews its lock, and frees it on close', async () => {
+      const queue = 'sessions-basic';
+      standIn.namespace.queue(queue).config.requiresSession = true;
+      const sender = client.createSender(queue);
+      try {
+        await sender.sendMessages([
+          { body: Buffer.from('a1'), sessionId: 'a' },
+          { body: Buffer.from('b1'), sessionId: 'b' },
+          { body: Buffer.from('a2'), sessionId: 'a' },
+          { body: Buffer.from('b2'), sessionId: 'b' },
+          { body: Buffer.from('a3'), sessionId: 'a' },
+        ]);
+        await assert.rejects(sender.sendMessages({ body: Buffer.from('none') }), 'a message without a SessionId is refused');
+      } finally {
+        await sender.close();
+      }
+      await assert.rejects(client.createReceiver(queue).receiveMessages(1, { maxWaitTimeInMs: 2_000 }), 'a non-session receiver is refused');
+      const first = await client.acceptNextSession(queue, { skipParsingBodyAsJson: true });
+      const second = await client.acceptNextSession(queue, { skipParsingBodyAsJson: true });
+      try {
+        assert.equal(first.sessionId, 'a', 'the session of the oldest message');
+        assert.equal(second.sessionId, 'b', 'the next one nobody holds');
+        assert.ok(first.sessionLockedUntilUtc.getTime() > Date.now(), 'the lock expiry arrives with the attach');
+        const a = await first.receiveMessages(1, { maxWaitTimeInMs: 5_000 });
+        assert.deepEqual(bodies(a), ['a1']);
+        await first.abandonMessage(a[0]!);
+        const again = await first.receiveMessages(1, { maxWaitTimeInMs: 5_000 });
+        assert.deepEqual(bodies(again), ['a1'], 'an abandoned message comes back first: the session keeps its order');
+        assert.equal(again[0]!.deliveryCount, 1);
+        await first.completeMessage(again[0]!);
+        const before = first.sessionLockedUntilUtc.getTime();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.ok((await first.renewSessionLock()).getTime() > before, 'the session lock is renewed');
+        const rest: ServiceBusReceivedMessage[] = [];
+        const deadline = Date.now() + 10_000;
+        while (rest.length < 2 && Date.now() < deadline) rest.push(...(await first.receiveMessages(2 - rest.length, { maxWaitTimeInMs: 1_000 })));
+        assert.deepEqual(bodies(rest), ['a2', 'a3']);
+        for (const m of rest) await first.completeMessage(m);
+        const b = await second.receiveMessages(1, { maxWaitTimeInMs: 5_000 });
+        assert.deepEqual(bodies(b), ['b1'], 'the other session, beside it');
+      } finally {
+        await first.close();
+        await second.close();
+      }
+      const reopened = await client.acceptNextSession(queue, { skipParsingBodyAsJson: true });
+      try {
+        assert.equal(reopened.sessionId, 'b', 'a closed receiver frees its session');
+        const b = await reopened.receiveMessages(2, { maxWaitTimeInMs: 5_000 });
+        assert.deepEqual(bodies(b), ['b1', 'b2'], 'b1, locked when its receiver closed, is handed back first');
+        assert.equal(b[0]!.deliveryCount, 1, 'counted as a failed delivery');
+      } finally {
+        await reopened.close();
+      }
+    });
+
+    it('accept-next-session waits for a session, and fails with a time-out when none comes', async () => {
+      const queue = 'sessions-wait';
+      standIn.namespace.queue(queue).config.requiresSession = true;
+      const quick = new ServiceBusClient(`Endpoint=sb://127.0.0.1:${standIn.port};SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true`, { retryOptions: { timeoutInMs: 1_500 } });
+      try {
+        await assert.rejects(quick.acceptNextSession(queue), (error: any) => ['ServiceTimeout', 'SessionCannotBeLocked'].includes(error.code), 'no session: a time-out');
+        const accepting = client.acceptNextSession(queue, { skipParsingBodyAsJson: true });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await client.createSender(queue).sendMessages({ body: Buffer.from('late'), sessionId: 'late' });
+        const receiver = await accepting;
+        try {
+          assert.equal(receiver.sessionId, 'late', 'the held attach is answered once a session is there');
+        } finally {
+          await receiver.close();
+        }
+      } finally {
+        await quick.close();
+      }
+    });
+  });
 });
