@@ -7,6 +7,7 @@ import {
   withAttempts,
   type Decision,
   type Delivery,
+  type EnvelopeProjection,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
@@ -40,7 +41,8 @@ export interface DeliveryContext {
   readonly receiver: ServiceBusReceiver;
   /** Sends a record or retry copy to a queue (the transport's sender). */
   readonly send: (queue: string, message: ReturnType<typeof toServiceBusMessage>) => Promise<void>;
-  readonly placement: Placement;
+  /** The session and partition key the transport gives a message it sends (its options). */
+  readonly placement: (queue: string, body: Buffer, projection: EnvelopeProjection | undefined) => Placement;
   readonly logger: Logger;
 }
 
@@ -115,7 +117,7 @@ export class AsbDelivery implements Delivery {
     if (delayMs <= 0) return this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
     const copy = withAttempts(this.body, attempts);
     const projection = recordProjection(copy);
-    const message = toServiceBusMessage(copy, projection, { riders: this.riders(), delayMs, placement: this.placement() });
+    const message = toServiceBusMessage(copy, projection, { riders: this.riders(), delayMs, placement: this.placement(this.queue, copy, projection) });
     message.messageId = retryMessageId(projection.messageId, this.message.sequenceNumber?.toString());
     try {
       await this.context.send(this.queue, message);
@@ -134,9 +136,11 @@ export class AsbDelivery implements Delivery {
    * again, the write retried).
    */
   private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
+    const projection = versionGated ? undefined : recordProjection(record);
+    const placement = this.placement(queue, record, projection);
     const message = versionGated
-      ? { ...toServiceBusMessage(record, undefined, { placement: this.placement() }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
-      : toServiceBusMessage(record, recordProjection(record), { riders: this.riders(), placement: this.placement() });
+      ? { ...toServiceBusMessage(record, undefined, { placement }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
+      : toServiceBusMessage(record, projection, { riders: this.riders(), placement });
     try {
       await this.context.send(queue, message);
     } catch (cause) {
@@ -173,10 +177,12 @@ export class AsbDelivery implements Delivery {
     return out;
   }
 
-  private placement(): Placement {
+  /** The delivery's own session and partition key (a retry copy stays in its session), else the transport's. */
+  private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
+    const own = this.message.sessionId === undefined || this.message.partitionKey === undefined ? this.context.placement(queue, body, projection) : {};
     return {
-      sessionId: this.message.sessionId ?? this.context.placement.sessionId,
-      partitionKey: this.message.partitionKey ?? this.context.placement.partitionKey,
+      sessionId: this.message.sessionId ?? own.sessionId,
+      partitionKey: this.message.partitionKey ?? own.partitionKey,
     };
   }
 

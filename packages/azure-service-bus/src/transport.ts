@@ -1,4 +1,4 @@
-import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage } from '@azure/service-bus';
+import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   failedOutcomes,
   ConfigurationError,
@@ -9,6 +9,7 @@ import {
   type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
+  type EnvelopeProjection,
   type OutgoingMessage,
   type PublishOutcome,
   type ResolvedReconnectBackoff,
@@ -23,7 +24,8 @@ import { AsbDelivery } from './delivery.js';
 import { isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
 import { countByPeeking, peekQueue } from './peek.js';
-import { toServiceBusMessage } from './properties.js';
+import { toServiceBusMessage, type Placement } from './properties.js';
+import { sessionLoop } from './session-loop.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
 
@@ -56,6 +58,8 @@ async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<voi
  * - Consumes in PeekLock mode, the SDK renewing the lock of a message whose
  *   handler outlives it (`maxLockRenewalMs`) while the consume loop runs: the
  *   loop's receiver, and with it every renewal, is closed when the loop ends.
+ *   A queue named in `sessionQueues` is read a session at a time per worker
+ *   (see {@link sessionLoop}), the session lock renewed by the loop.
  * - Executes decisions: complete; abandon (native redelivery, the entity's
  *   MaxDeliveryCount moves it to `$DeadLetterQueue`); a delayed retry as a
  *   scheduled copy; records written to `<queue>.dlq` before completing; an
@@ -185,7 +189,7 @@ export class AzureServiceBusTransport implements Transport {
 
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
     this.assertOpen();
-    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.options }));
+    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.placement(queue, body, undefined) }));
   }
 
   /** Up to `max` bodies from the head of `queue` without locking them: the first records of {@link scan}. */
@@ -256,24 +260,41 @@ export class AzureServiceBusTransport implements Transport {
 
   private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     const client = await this.connection.get();
+    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
+    const { logger, receiveWaitMs, maxLockRenewalMs } = this.options;
+    const placement = (target: string, body: Buffer, projection: EnvelopeProjection | undefined) => this.placement(target, body, projection);
+    const toDelivery = (message: ServiceBusReceivedMessage, receiver: ServiceBusReceiver) => new AsbDelivery(queue, message, { receiver, send, placement, logger });
+    if (this.options.sessionQueues.has(queue.toLowerCase())) {
+      const accept = () => client.acceptNextSession(queue, {
+        receiveMode: 'peekLock',
+        skipParsingBodyAsJson: true,
+        // The loop renews the session lock itself, bounded per handler (see SessionLockKeeper).
+        maxAutoLockRenewalDurationInMs: 0,
+      });
+      await sessionLoop({ accept, toDelivery, queue, logger, receiveWaitMs, maxLockRenewalMs }, onDelivery, options);
+      return;
+    }
     const openReceiver = () => client.createReceiver(queue, {
       receiveMode: 'peekLock',
       skipParsingBodyAsJson: true,
       maxAutoLockRenewalDurationInMs: this.options.maxLockRenewalMs,
     });
-    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
-    const { logger, receiveWaitMs } = this.options;
     await consumeLoop({
       openReceiver,
-      toDelivery: (message, receiver) => new AsbDelivery(queue, message, { receiver, send, placement: this.options, logger }),
+      toDelivery,
       queue,
       logger,
       receiveWaitMs,
     }, onDelivery, options);
   }
 
+  /** The session (option `sessionId`, a string or a function of the message) and partition key of a message sent to `queue`. */
+  private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
+    return { sessionId: this.options.sessionId({ queue, body, projection }), partitionKey: this.options.partitionKey };
+  }
+
   private outgoing(message: OutgoingMessage): ServiceBusMessage {
-    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.options };
+    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.placement(message.queue, message.body, message.projection) };
     if (message.headers !== undefined) out.riders = message.headers;
     if (message.delayMs !== undefined) out.delayMs = message.delayMs;
     return toServiceBusMessage(message.body, message.projection, out);

@@ -26,6 +26,8 @@ export interface QueueSettings {
   readonly requiresDuplicateDetection?: boolean;
   /** `DuplicateDetectionHistoryTimeWindow` in ms (Service Bus: 20 s to 7 days, default 10 minutes). */
   readonly duplicateDetectionWindowMs?: number;
+  /** `RequiresSession` (set when the queue is created; Service Bus cannot change it later). */
+  readonly requiresSession?: boolean;
 }
 
 /** Creates or updates a queue with the given settings. */
@@ -38,6 +40,7 @@ export async function configureQueue(connectionString: string, name: string, set
       ...(settings.status !== undefined ? { status: settings.status } : {}),
       ...(settings.requiresDuplicateDetection !== undefined ? { requiresDuplicateDetection: settings.requiresDuplicateDetection } : {}),
       ...(settings.duplicateDetectionWindowMs !== undefined ? { duplicateDetectionHistoryTimeWindow: `PT${Math.ceil(settings.duplicateDetectionWindowMs / 1000)}S` } : {}),
+      ...(settings.requiresSession !== undefined ? { requiresSession: settings.requiresSession } : {}),
     };
     if (!(await admin.queueExists(name))) await admin.createQueue(name, properties);
     else await admin.updateQueue({ ...(await admin.getQueue(name)), ...properties });
@@ -49,6 +52,7 @@ export async function configureQueue(connectionString: string, name: string, set
   if (settings.status !== undefined) body.status = settings.status;
   if (settings.requiresDuplicateDetection !== undefined) body['requires-duplicate-detection'] = settings.requiresDuplicateDetection;
   if (settings.duplicateDetectionWindowMs !== undefined) body['duplicate-detection-window-ms'] = settings.duplicateDetectionWindowMs;
+  if (settings.requiresSession !== undefined) body['requires-session'] = settings.requiresSession;
   await standInRequest(connectionString, 'configure-queue', body);
 }
 
