@@ -41,8 +41,10 @@ export interface DeliveryContext {
   readonly receiver: ServiceBusReceiver;
   /** Sends a record or retry copy to a queue (the transport's sender). */
   readonly send: (queue: string, message: ReturnType<typeof toServiceBusMessage>) => Promise<void>;
-  /** The session and partition key the transport gives a message it sends (its options). */
-  readonly placement: (queue: string, body: Buffer, projection: EnvelopeProjection | undefined) => Placement;
+  /** The SessionId the transport gives a message it sends (option `sessionId`; may throw: it can be the user's function). */
+  readonly sessionIdFor: (queue: string, body: Buffer, projection: EnvelopeProjection | undefined) => string | undefined;
+  /** The transport's partition key (option `partitionKey`). */
+  readonly partitionKey: string | undefined;
   readonly logger: Logger;
 }
 
@@ -117,9 +119,9 @@ export class AsbDelivery implements Delivery {
     if (delayMs <= 0) return this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
     const copy = withAttempts(this.body, attempts);
     const projection = recordProjection(copy);
-    const message = toServiceBusMessage(copy, projection, { riders: this.riders(), delayMs, placement: this.placement(this.queue, copy, projection) });
-    message.messageId = retryMessageId(projection.messageId, this.message.sequenceNumber?.toString());
     try {
+      const message = toServiceBusMessage(copy, projection, { riders: this.riders(), delayMs, placement: this.placement(this.queue, copy, projection) });
+      message.messageId = retryMessageId(projection.messageId, this.message.sequenceNumber?.toString());
       await this.context.send(this.queue, message);
     } catch (error) {
       await this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
@@ -137,11 +139,11 @@ export class AsbDelivery implements Delivery {
    */
   private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
     const projection = versionGated ? undefined : recordProjection(record);
-    const placement = this.placement(queue, record, projection);
-    const message = versionGated
-      ? { ...toServiceBusMessage(record, undefined, { placement }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
-      : toServiceBusMessage(record, projection, { riders: this.riders(), placement });
     try {
+      const placement = this.placement(queue, record, projection);
+      const message = versionGated
+        ? { ...toServiceBusMessage(record, undefined, { placement }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
+        : toServiceBusMessage(record, projection, { riders: this.riders(), placement });
       await this.context.send(queue, message);
     } catch (cause) {
       // Left unsettled: the runtime answers with `unsettled`, which abandons it.
@@ -177,12 +179,14 @@ export class AsbDelivery implements Delivery {
     return out;
   }
 
-  /** The delivery's own session and partition key (a retry copy stays in its session), else the transport's. */
+  /**
+   * The delivery's own session and partition key (a retry copy stays in its session);
+   * the transport's options only for what the delivery has not.
+   */
   private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
-    const own = this.message.sessionId === undefined || this.message.partitionKey === undefined ? this.context.placement(queue, body, projection) : {};
     return {
-      sessionId: this.message.sessionId ?? own.sessionId,
-      partitionKey: this.message.partitionKey ?? own.partitionKey,
+      sessionId: this.message.sessionId ?? this.context.sessionIdFor(queue, body, projection),
+      partitionKey: this.message.partitionKey ?? this.context.partitionKey,
     };
   }
 

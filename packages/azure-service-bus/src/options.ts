@@ -56,7 +56,11 @@ export interface AzureServiceBusTransportOptions {
    * The `sessionId` of published messages (a session-enabled queue needs one; Service Bus
    * keeps the messages of one session in order): one for every message, or a function of
    * each message (e.g. a customer id read from the body); undefined sends none. Not a
-   * contract field. A retry copy keeps the SessionId of the message it replaces.
+   * contract field. A retry copy, and a record the consumer writes to `<queue>.dlq`, keeps the
+   * SessionId of the message it came from; only for a message without one is the function
+   * asked, with the record's bytes (which, for a poison record, are not an envelope). A
+   * function that throws fails that publish; for a copy or record, the write fails and the
+   * original is abandoned (redelivered), as for any failed write.
    */
   readonly sessionId?: string | ((message: SessionSource) => string | undefined);
   /**

@@ -262,8 +262,9 @@ export class AzureServiceBusTransport implements Transport {
     const client = await this.connection.get();
     const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
     const { logger, receiveWaitMs, maxLockRenewalMs } = this.options;
-    const placement = (target: string, body: Buffer, projection: EnvelopeProjection | undefined) => this.placement(target, body, projection);
-    const toDelivery = (message: ServiceBusReceivedMessage, receiver: ServiceBusReceiver) => new AsbDelivery(queue, message, { receiver, send, placement, logger });
+    const sessionIdFor = (target: string, body: Buffer, projection: EnvelopeProjection | undefined) => this.options.sessionId({ queue: target, body, projection });
+    const { partitionKey } = this.options;
+    const toDelivery = (message: ServiceBusReceivedMessage, receiver: ServiceBusReceiver) => new AsbDelivery(queue, message, { receiver, send, sessionIdFor, partitionKey, logger });
     if (this.options.sessionQueues.has(queue.toLowerCase())) {
       const accept = () => client.acceptNextSession(queue, {
         receiveMode: 'peekLock',

@@ -137,16 +137,36 @@ describe('Azure Service Bus: session-enabled queues', () => {
     assert.equal(record!.sessionId, 'keep');
   });
 
+  it('with dead-lettering off, a poison body in a session is dead-lettered natively into $DeadLetterQueue', async () => {
+    const queue = sessionQueue('bq-asb-sessions-poison');
+    await raw.send(queue, { body: Buffer.from('not an envelope'), sessionId: 'p' });
+    await sendToSessions(queue, [{ session: 'p', n: 2 }]);
+    const { app: a } = app(queue);
+    const seen: number[] = [];
+    a.handle(URN, (data: { n: number }) => void seen.push(data.n));
+    try {
+      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
+    } finally {
+      await a.close();
+    }
+    assert.deepEqual(seen, [2], 'the session goes on after the poison body');
+    const [dead, ...rest] = await raw.drain(queue, { subQueue: 'deadLetter' });
+    assert.equal(rest.length, 0);
+    assert.equal(dead!.deadLetterReason, 'poison');
+    assert.equal(bytesOf(dead!).toString('utf8'), 'not an envelope', 'the body unchanged');
+  });
+
   it('renews the session lock while a handler outlives it: completed once, never redelivered', async () => {
     const queue = sessionQueue('bq-asb-sessions-renew');
-    standIn.namespace.queue(queue).config.lockDurationMs = 1_500;
+    // Renewals go out 1.5 s before a lapse: room for a loaded machine.
+    standIn.namespace.queue(queue).config.lockDurationMs = 3_000;
     await sendToSessions(queue, [{ session: 'slow', n: 1 }, { session: 'slow', n: 2 }]);
-    const { app: a } = app(queue, {}, { lockDurationMs: 1_500 });
+    const { app: a } = app(queue, {}, { lockDurationMs: 3_000 });
     const seen: Array<[number, number]> = [];
     a.handle(URN, async (data: { n: number }, message) => {
       seen.push([data.n, message.attempts]);
       // Longer than two lock durations: only renewals keep the session.
-      if (data.n === 1) await new Promise((resolve) => setTimeout(resolve, 4_000));
+      if (data.n === 1) await new Promise((resolve) => setTimeout(resolve, 7_000));
     });
     try {
       assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);

@@ -203,7 +203,9 @@ describe('the Service Bus stand-in', () => {
         await assert.rejects(quick.acceptNextSession(queue), (error: any) => ['ServiceTimeout', 'SessionCannotBeLocked'].includes(error.code), 'no session: a time-out');
         const accepting = client.acceptNextSession(queue, { skipParsingBodyAsJson: true });
         await new Promise((resolve) => setTimeout(resolve, 200));
-        await client.createSender(queue).sendMessages({ body: Buffer.from('late'), sessionId: 'late' });
+        const sender = client.createSender(queue);
+        await sender.sendMessages({ body: Buffer.from('late'), sessionId: 'late' });
+        await sender.close();
         const receiver = await accepting;
         try {
           assert.equal(receiver.sessionId, 'late', 'the held attach is answered once a session is there');
