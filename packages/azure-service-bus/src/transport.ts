@@ -23,7 +23,7 @@ import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
 import { isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
-import { countByPeeking, peekQueue } from './peek.js';
+import { countByPeeking, peekQueue, sessionIdsOf } from './peek.js';
 import { toServiceBusMessage, type Placement } from './properties.js';
 import { sessionLoop } from './session-loop.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
@@ -33,6 +33,20 @@ import { describeAddress, parseAddress, type AsbAddress } from './url.js';
 const CONNECT_PROBE_ENTITY = 'babelqueue-connect-check';
 /** Pauses between connect attempts to a namespace that does not answer yet: 100 ms doubling, at most 1 s. */
 const CONNECT_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 1_000, multiplier: 2 });
+
+/** Receives (and so deletes) everything a ReceiveAndDelete receiver gets, then closes it; returns the count. */
+async function receiveAll(receiver: ServiceBusReceiver): Promise<number> {
+  let count = 0;
+  try {
+    for (;;) {
+      const taken = await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 });
+      if (taken.length === 0) return count;
+      count += taken.length;
+    }
+  } finally {
+    await receiver.close();
+  }
+}
 
 /** One connect attempt: a sender's first batch opens the connection, the CBS token and the link. */
 async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<void> {
@@ -223,21 +237,29 @@ export class AzureServiceBusTransport implements Transport {
     return countByPeeking(await this.connection.get(), queue);
   }
 
-  /** Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones stay. */
+  /**
+   * Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones
+   * stay. A queue in `sessionQueues` is purged a session at a time: the sessions are found
+   * by peeking, and one a consumer holds is left to it.
+   */
   async purge(queue: string): Promise<number> {
     this.assertOpen();
     const client = await this.connection.get();
-    const receiver = client.createReceiver(queue, { receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true });
+    // A fresh object per receiver: the SDK deletes `receiveMode` from the options it is given.
+    const options = () => ({ receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true }) as const;
+    if (!this.options.sessionQueues.has(queue.toLowerCase())) return receiveAll(client.createReceiver(queue, options()));
     let count = 0;
-    try {
-      for (;;) {
-        const taken = await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 });
-        if (taken.length === 0) return count;
-        count += taken.length;
+    for (const sessionId of await sessionIdsOf(client, queue)) {
+      let receiver: ServiceBusReceiver;
+      try {
+        receiver = await client.acceptSession(queue, sessionId, options());
+      } catch (error) {
+        if (isServiceBusError(error) && error.code === 'SessionCannotBeLocked') continue;
+        throw error;
       }
-    } finally {
-      await receiver.close();
+      count += await receiveAll(receiver);
     }
+    return count;
   }
 
   consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {

@@ -177,6 +177,20 @@ describe('Azure Service Bus: session-enabled queues', () => {
     assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 0, locked: 0, scheduled: 0, deferred: 0 });
   });
 
+  it('purges a session queue a session at a time; scheduled messages stay', async () => {
+    const queue = sessionQueue('bq-asb-sessions-purge');
+    await sendToSessions(queue, [{ session: 'a', n: 1 }, { session: 'b', n: 1 }, { session: 'a', n: 2 }]);
+    const later = envelope(URN, { n: 3 }, queue);
+    await raw.send(queue, { body: later.body, sessionId: 'c', scheduledEnqueueTimeUtc: new Date(Date.now() + 600_000) });
+    const { transport } = app(queue);
+    try {
+      assert.equal(await transport.purge(queue), 3);
+    } finally {
+      await transport.close();
+    }
+    assert.deepEqual(standIn.namespace.queue(queue).counts(Date.now()), { active: 0, locked: 0, scheduled: 1, deferred: 0 });
+  });
+
   it('publishes with a SessionId: a fixed one, or one computed from each message', async () => {
     const queue = sessionQueue('bq-asb-sessions-publish');
     const { app: a } = app(queue, {}, { sessionId: (message) => (JSON.parse(message.body.toString('utf8')) as { data: { customer: string } }).data.customer });
