@@ -8,7 +8,7 @@ import {
   type Logger,
   type ResolvedReconnectBackoff,
 } from '@babelqueue/core';
-import { isTransient } from './errors.js';
+import { describeError, isTransient } from './errors.js';
 
 /** Pauses after consecutive failed receives while the connection comes back: 100 ms doubling, at most 5 s. */
 const RECEIVE_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 5_000, multiplier: 2 });
@@ -55,7 +55,7 @@ export async function consumeLoop(deps: ConsumeLoopDeps, onDelivery: (delivery: 
       if (!isTransient(error)) throw error;
       failures += 1;
       const retryMs = reconnectDelayMs(RECEIVE_RETRY_BACKOFF, failures);
-      deps.logger.warn({ queue: deps.queue, error: describe(error), retryInMs: retryMs }, 'Service Bus receive failed; the SDK reconnects and the loop receives again');
+      deps.logger.warn({ queue: deps.queue, error: describeError(error), retryInMs: retryMs }, 'Service Bus receive failed; the SDK reconnects and the loop receives again');
       await pause(retryMs, signal);
       if (receiver.isClosed && !signal.aborted) {
         receiver = deps.openReceiver();
@@ -73,11 +73,4 @@ export async function consumeLoop(deps: ConsumeLoopDeps, onDelivery: (delivery: 
   } finally {
     await Promise.all([...receivers].map((r) => r.close().catch(() => undefined)));
   }
-}
-
-/** An error's name, code and message: never a message body. */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  return `${error.name}${typeof code === 'string' ? ` (${code})` : ''}: ${error.message}`;
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   DeadLetterWriteError,
@@ -6,6 +7,7 @@ import {
   withAttempts,
   type Decision,
   type Delivery,
+  type EnvelopeProjection,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
@@ -16,12 +18,33 @@ export const VERSION_GATE_REASON = 'unsupported schema version';
 /** The native dead-letter reason of a poison body. */
 export const POISON_REASON = 'poison';
 
+/** Service Bus's longest MessageId. */
+const MAX_MESSAGE_ID = 128;
+
+/**
+ * The MessageId of a retry copy: `<meta.id>:retry:<sequence number of the delivery it
+ * replaces>`. Duplicate detection drops a send whose MessageId was logged within its
+ * window, and the envelope's meta.id was logged when the message was first sent, so a copy
+ * under meta.id would vanish. The sequence number is unique in the entity, so copies of
+ * different messages never collide, while the same copy sent twice (an in-doubt send the
+ * SDK repeats, or a second copy after the original's lock was lost) is still a duplicate.
+ * meta.id is cut, never the suffix, to stay within 128 characters; without a sequence
+ * number (never the case for a PeekLock delivery) the suffix is random.
+ */
+export function retryMessageId(metaId: string, sequenceNumber: string | undefined): string {
+  const suffix = `:retry:${sequenceNumber ?? randomUUID()}`;
+  return `${metaId.slice(0, MAX_MESSAGE_ID - suffix.length)}${suffix}`;
+}
+
 /** What a delivery needs from its consume loop. */
 export interface DeliveryContext {
   readonly receiver: ServiceBusReceiver;
   /** Sends a record or retry copy to a queue (the transport's sender). */
   readonly send: (queue: string, message: ReturnType<typeof toServiceBusMessage>) => Promise<void>;
-  readonly placement: Placement;
+  /** The SessionId the transport gives a message it sends (option `sessionId`; may throw: it can be the user's function). */
+  readonly sessionIdFor: (queue: string, body: Buffer, projection: EnvelopeProjection | undefined) => string | undefined;
+  /** The transport's partition key (option `partitionKey`). */
+  readonly partitionKey: string | undefined;
   readonly logger: Logger;
 }
 
@@ -87,13 +110,19 @@ export class AsbDelivery implements Delivery {
   /**
    * No delay: abandon (Service Bus redelivers and counts it). A delay: a copy
    * with the new attempts, scheduled for later, then complete the original; a
-   * failed copy abandons the original instead, so nothing is lost.
+   * failed copy abandons the original instead, so nothing is lost. The copy
+   * keeps the session and its body's projection, but not MessageId = meta.id:
+   * on an entity with duplicate detection that MessageId is logged already and
+   * the copy would be accepted and dropped (see {@link retryMessageId}).
    */
   private async retry(attempts: number, delayMs: number): Promise<void> {
     if (delayMs <= 0) return this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
     const copy = withAttempts(this.body, attempts);
+    const projection = recordProjection(copy);
     try {
-      await this.context.send(this.queue, toServiceBusMessage(copy, recordProjection(copy), { riders: this.riders(), delayMs, placement: this.placement() }));
+      const message = toServiceBusMessage(copy, projection, { riders: this.riders(), delayMs, placement: this.placement(this.queue, copy, projection) });
+      message.messageId = retryMessageId(projection.messageId, this.message.sequenceNumber?.toString());
+      await this.context.send(this.queue, message);
     } catch (error) {
       await this.act('abandon', () => this.context.receiver.abandonMessage(this.message));
       throw error;
@@ -109,10 +138,12 @@ export class AsbDelivery implements Delivery {
    * again, the write retried).
    */
   private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
-    const message = versionGated
-      ? { ...toServiceBusMessage(record, undefined, { placement: this.placement() }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
-      : toServiceBusMessage(record, recordProjection(record), { riders: this.riders(), placement: this.placement() });
+    const projection = versionGated ? undefined : recordProjection(record);
     try {
+      const placement = this.placement(queue, record, projection);
+      const message = versionGated
+        ? { ...toServiceBusMessage(record, undefined, { placement }), ...this.nativeRouting(), applicationProperties: withAmqpTypes(this.propertiesWithout(SCHEMA_VERSION_PROPERTY)) }
+        : toServiceBusMessage(record, projection, { riders: this.riders(), placement });
       await this.context.send(queue, message);
     } catch (cause) {
       // Left unsettled: the runtime answers with `unsettled`, which abandons it.
@@ -148,10 +179,14 @@ export class AsbDelivery implements Delivery {
     return out;
   }
 
-  private placement(): Placement {
+  /**
+   * The delivery's own session and partition key (a retry copy stays in its session);
+   * the transport's options only for what the delivery has not.
+   */
+  private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
     return {
-      sessionId: this.message.sessionId ?? this.context.placement.sessionId,
-      partitionKey: this.message.partitionKey ?? this.context.placement.partitionKey,
+      sessionId: this.message.sessionId ?? this.context.sessionIdFor(queue, body, projection),
+      partitionKey: this.message.partitionKey ?? this.context.partitionKey,
     };
   }
 

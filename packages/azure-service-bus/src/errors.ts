@@ -50,3 +50,10 @@ export function isTransient(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return !(typeof code === 'string' && FATAL_CODES.has(code));
 }
+
+/** An error's name, code and message for a log line: never a message body. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return `${error.name}${typeof code === 'string' ? ` (${code})` : ''}: ${error.message}`;
+}

@@ -1,5 +1,5 @@
 export { AzureServiceBusTransport } from './transport.js';
-export type { AzureServiceBusTransportOptions } from './options.js';
+export type { AzureServiceBusTransportOptions, SessionSource } from './options.js';
 export { ASB_SCHEMES, parseAddress, transportFromUrl } from './url.js';
 export type { AsbAddress } from './url.js';
 export { TransportClosedError } from './errors.js';

@@ -1,5 +1,15 @@
 import type { ServiceBusClient, TokenCredential } from '@azure/service-bus';
-import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
+import { ConfigurationError, consoleLogger, type EnvelopeProjection, type Logger } from '@babelqueue/core';
+
+/** What a {@link AzureServiceBusTransportOptions.sessionId} function is given: the message about to be sent. */
+export interface SessionSource {
+  /** The queue it is sent to. */
+  readonly queue: string;
+  /** The envelope bytes (a raw publish's bytes as given). */
+  readonly body: Buffer;
+  /** The envelope's projection; undefined for a raw publish. */
+  readonly projection: EnvelopeProjection | undefined;
+}
 
 /**
  * Options of {@link AzureServiceBusTransport}. Give exactly one way to reach the
@@ -42,8 +52,25 @@ export interface AzureServiceBusTransportOptions {
   readonly maxLockRenewalMs?: number;
   /** Longest one receive call waits for a first message, in ms. Default 1000. */
   readonly receiveWaitMs?: number;
-  /** Sent as every message's `sessionId` (a session-enabled queue needs one). Not a contract field. */
-  readonly sessionId?: string;
+  /**
+   * The `sessionId` of published messages (a session-enabled queue needs one; Service Bus
+   * keeps the messages of one session in order): one for every message, or a function of
+   * each message (e.g. a customer id read from the body); undefined sends none. Not a
+   * contract field. A retry copy, and a record the consumer writes to `<queue>.dlq`, keeps the
+   * SessionId of the message it came from; only for a message without one is the function
+   * asked, with the record's bytes (which, for a poison record, are not an envelope). A
+   * function that throws fails that publish; for a copy or record, the write fails and the
+   * original is abandoned (redelivered), as for any failed write.
+   */
+  readonly sessionId?: string | ((message: SessionSource) => string | undefined);
+  /**
+   * The session-enabled queues (`RequiresSession`) this transport consumes. Each is read with
+   * session receivers: one per session, the next available session accepted, its messages
+   * handled one at a time in order, the session let go after a receive wait without a message;
+   * up to `concurrency` sessions at once. A queue that requires sessions cannot be read without
+   * one, and one that does not cannot be read with one, so list exactly those.
+   */
+  readonly sessionQueues?: readonly string[];
   /** Sent as every message's `partitionKey` (partitioned entities). Not a contract field. */
   readonly partitionKey?: string;
   /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and keys are never logged. */
@@ -54,7 +81,9 @@ export interface ResolvedOptions {
   readonly lockDurationMs: number;
   readonly maxLockRenewalMs: number;
   readonly receiveWaitMs: number;
-  readonly sessionId: string | undefined;
+  readonly sessionId: (message: SessionSource) => string | undefined;
+  /** Lower-cased: Service Bus entity names are case-insensitive. */
+  readonly sessionQueues: ReadonlySet<string>;
   readonly partitionKey: string | undefined;
   readonly logger: Logger;
 }
@@ -66,11 +95,20 @@ export function resolveOptions(options: AzureServiceBusTransportOptions): Resolv
   for (const [name, value, min] of [['lockDurationMs', lockDurationMs, 1], ['maxLockRenewalMs', maxLockRenewalMs, 0], ['receiveWaitMs', receiveWaitMs, 1]] as const) {
     if (!(Number.isFinite(value) && value >= min)) throw new ConfigurationError(`${name} must be a number >= ${min}, got ${String(value)}`);
   }
+  const sessionId = options.sessionId;
+  if (sessionId !== undefined && typeof sessionId !== 'string' && typeof sessionId !== 'function') {
+    throw new ConfigurationError(`sessionId must be a string or a function, got ${typeof sessionId}`);
+  }
+  const sessionQueues = options.sessionQueues ?? [];
+  if (!Array.isArray(sessionQueues) || sessionQueues.some((q) => typeof q !== 'string' || q === '')) {
+    throw new ConfigurationError('sessionQueues must be a list of queue names');
+  }
   return {
     lockDurationMs,
     maxLockRenewalMs,
     receiveWaitMs,
-    sessionId: options.sessionId,
+    sessionId: typeof sessionId === 'function' ? sessionId : () => sessionId,
+    sessionQueues: new Set(sessionQueues.map((q) => q.toLowerCase())),
     partitionKey: options.partitionKey,
     logger: options.logger ?? consoleLogger(),
   };

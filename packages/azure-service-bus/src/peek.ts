@@ -20,18 +20,32 @@ type SequenceNumber = NonNullable<ServiceBusReceivedMessage['sequenceNumber']>;
  */
 export async function* peekQueue(client: ServiceBusClient, queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
   const offset = options.offset ?? 0;
+  let index = 0;
+  for await (const message of peekMessagesOf(client, queue, options.signal)) {
+    if (index >= offset) yield scanned(message, index);
+    index += 1;
+  }
+}
+
+/** The SessionIds of the messages of `queue` (waiting, locked or scheduled), in order of their first message, found by peeking. */
+export async function sessionIdsOf(client: ServiceBusClient, queue: string): Promise<string[]> {
+  const sessions = new Set<string>();
+  for await (const message of peekMessagesOf(client, queue)) if (message.sessionId !== undefined) sessions.add(message.sessionId);
+  return [...sessions];
+}
+
+/** Every message of `queue` from its head, peeked a batch at a time (see {@link peekQueue}). */
+async function* peekMessagesOf(client: ServiceBusClient, queue: string, signal?: AbortSignal): AsyncGenerator<ServiceBusReceivedMessage> {
   const receiver = client.createReceiver(queue, { skipParsingBodyAsJson: true });
   try {
-    let index = 0;
     let from: SequenceNumber = Long.ONE;
     for (;;) {
-      if (options.signal?.aborted) return;
-      const batch = await peekBatch(receiver, from, options.signal);
+      if (signal?.aborted) return;
+      const batch = await peekBatch(receiver, from, signal);
       if (batch.length === 0) return;
       for (const message of batch) {
-        if (index >= offset) yield scanned(message, index);
-        index += 1;
-        if (options.signal?.aborted) return;
+        yield message;
+        if (signal?.aborted) return;
       }
       const last = batch[batch.length - 1]!.sequenceNumber;
       if (last === undefined) return;

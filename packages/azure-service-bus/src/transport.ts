@@ -1,4 +1,4 @@
-import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage } from '@azure/service-bus';
+import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   failedOutcomes,
   ConfigurationError,
@@ -9,6 +9,7 @@ import {
   type ConnectOptions,
   type ConsumeOptions,
   type Delivery,
+  type EnvelopeProjection,
   type OutgoingMessage,
   type PublishOutcome,
   type ResolvedReconnectBackoff,
@@ -22,8 +23,9 @@ import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
 import { isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
-import { countByPeeking, peekQueue } from './peek.js';
-import { toServiceBusMessage } from './properties.js';
+import { countByPeeking, peekQueue, sessionIdsOf } from './peek.js';
+import { toServiceBusMessage, type Placement } from './properties.js';
+import { sessionLoop } from './session-loop.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
 
@@ -31,6 +33,20 @@ import { describeAddress, parseAddress, type AsbAddress } from './url.js';
 const CONNECT_PROBE_ENTITY = 'babelqueue-connect-check';
 /** Pauses between connect attempts to a namespace that does not answer yet: 100 ms doubling, at most 1 s. */
 const CONNECT_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 1_000, multiplier: 2 });
+
+/** Receives (and so deletes) everything a ReceiveAndDelete receiver gets, then closes it; returns the count. */
+async function receiveAll(receiver: ServiceBusReceiver): Promise<number> {
+  let count = 0;
+  try {
+    for (;;) {
+      const taken = await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 });
+      if (taken.length === 0) return count;
+      count += taken.length;
+    }
+  } finally {
+    await receiver.close();
+  }
+}
 
 /** One connect attempt: a sender's first batch opens the connection, the CBS token and the link. */
 async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<void> {
@@ -56,6 +72,8 @@ async function probe(client: ServiceBusClient, signal: AbortSignal): Promise<voi
  * - Consumes in PeekLock mode, the SDK renewing the lock of a message whose
  *   handler outlives it (`maxLockRenewalMs`) while the consume loop runs: the
  *   loop's receiver, and with it every renewal, is closed when the loop ends.
+ *   A queue named in `sessionQueues` is read a session at a time per worker
+ *   (see {@link sessionLoop}), the session lock renewed by the loop.
  * - Executes decisions: complete; abandon (native redelivery, the entity's
  *   MaxDeliveryCount moves it to `$DeadLetterQueue`); a delayed retry as a
  *   scheduled copy; records written to `<queue>.dlq` before completing; an
@@ -185,7 +203,7 @@ export class AzureServiceBusTransport implements Transport {
 
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
     this.assertOpen();
-    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.options }));
+    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.placement(queue, body, undefined) }));
   }
 
   /** Up to `max` bodies from the head of `queue` without locking them: the first records of {@link scan}. */
@@ -219,21 +237,29 @@ export class AzureServiceBusTransport implements Transport {
     return countByPeeking(await this.connection.get(), queue);
   }
 
-  /** Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones stay. */
+  /**
+   * Receives and deletes every message waiting on `queue` (ReceiveAndDelete); scheduled ones
+   * stay. A queue in `sessionQueues` is purged a session at a time: the sessions are found
+   * by peeking, and one a consumer holds is left to it.
+   */
   async purge(queue: string): Promise<number> {
     this.assertOpen();
     const client = await this.connection.get();
-    const receiver = client.createReceiver(queue, { receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true });
+    // A fresh object per receiver: the SDK deletes `receiveMode` from the options it is given.
+    const options = () => ({ receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true }) as const;
+    if (!this.options.sessionQueues.has(queue.toLowerCase())) return receiveAll(client.createReceiver(queue, options()));
     let count = 0;
-    try {
-      for (;;) {
-        const taken = await receiver.receiveMessages(100, { maxWaitTimeInMs: 500 });
-        if (taken.length === 0) return count;
-        count += taken.length;
+    for (const sessionId of await sessionIdsOf(client, queue)) {
+      let receiver: ServiceBusReceiver;
+      try {
+        receiver = await client.acceptSession(queue, sessionId, options());
+      } catch (error) {
+        if (isServiceBusError(error) && error.code === 'SessionCannotBeLocked') continue;
+        throw error;
       }
-    } finally {
-      await receiver.close();
+      count += await receiveAll(receiver);
     }
+    return count;
   }
 
   consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
@@ -256,24 +282,42 @@ export class AzureServiceBusTransport implements Transport {
 
   private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     const client = await this.connection.get();
+    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
+    const { logger, receiveWaitMs, maxLockRenewalMs } = this.options;
+    const sessionIdFor = (target: string, body: Buffer, projection: EnvelopeProjection | undefined) => this.options.sessionId({ queue: target, body, projection });
+    const { partitionKey } = this.options;
+    const toDelivery = (message: ServiceBusReceivedMessage, receiver: ServiceBusReceiver) => new AsbDelivery(queue, message, { receiver, send, sessionIdFor, partitionKey, logger });
+    if (this.options.sessionQueues.has(queue.toLowerCase())) {
+      const accept = () => client.acceptNextSession(queue, {
+        receiveMode: 'peekLock',
+        skipParsingBodyAsJson: true,
+        // The loop renews the session lock itself, bounded per handler (see SessionLockKeeper).
+        maxAutoLockRenewalDurationInMs: 0,
+      });
+      await sessionLoop({ accept, toDelivery, queue, logger, receiveWaitMs, maxLockRenewalMs }, onDelivery, options);
+      return;
+    }
     const openReceiver = () => client.createReceiver(queue, {
       receiveMode: 'peekLock',
       skipParsingBodyAsJson: true,
       maxAutoLockRenewalDurationInMs: this.options.maxLockRenewalMs,
     });
-    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
-    const { logger, receiveWaitMs } = this.options;
     await consumeLoop({
       openReceiver,
-      toDelivery: (message, receiver) => new AsbDelivery(queue, message, { receiver, send, placement: this.options, logger }),
+      toDelivery,
       queue,
       logger,
       receiveWaitMs,
     }, onDelivery, options);
   }
 
+  /** The session (option `sessionId`, a string or a function of the message) and partition key of a message sent to `queue`. */
+  private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
+    return { sessionId: this.options.sessionId({ queue, body, projection }), partitionKey: this.options.partitionKey };
+  }
+
   private outgoing(message: OutgoingMessage): ServiceBusMessage {
-    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.options };
+    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.placement(message.queue, message.body, message.projection) };
     if (message.headers !== undefined) out.riders = message.headers;
     if (message.delayMs !== undefined) out.delayMs = message.delayMs;
     return toServiceBusMessage(message.body, message.projection, out);

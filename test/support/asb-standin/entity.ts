@@ -12,6 +12,7 @@ import {
   mapSection,
   newLockToken,
   SECTION,
+  sectionValue,
   setEntry,
   splitSections,
   tokenText,
@@ -30,9 +31,28 @@ export interface QueueConfig {
   lockDurationMs: number;
   /** `SendDisabled` refuses sends (a failed write); `Active` is normal. */
   status: 'Active' | 'SendDisabled';
+  /**
+   * `RequiresDuplicateDetection`: a message whose MessageId was logged within
+   * {@link duplicateDetectionWindowMs} is accepted and dropped (scheduled messages included).
+   */
+  requiresDuplicateDetection: boolean;
+  /** `DuplicateDetectionHistoryTimeWindow` (Service Bus default 10 minutes). */
+  duplicateDetectionWindowMs: number;
+  /**
+   * `RequiresSession`: every message needs a SessionId, and only a session receiver (one that
+   * accepted a session and holds its lock) receives, in order, the messages of its session.
+   */
+  requiresSession: boolean;
 }
 
-export const DEFAULT_CONFIG: QueueConfig = { maxDeliveryCount: 10, lockDurationMs: 60_000, status: 'Active' };
+export const DEFAULT_CONFIG: QueueConfig = {
+  maxDeliveryCount: 10,
+  lockDurationMs: 60_000,
+  status: 'Active',
+  requiresDuplicateDetection: false,
+  duplicateDetectionWindowMs: 600_000,
+  requiresSession: false,
+};
 
 /** A message as the entity keeps it. */
 export interface StoredMessage {
@@ -40,6 +60,8 @@ export interface StoredMessage {
   readonly header: HeaderFields;
   /** Message annotations as sent, plus the ones the broker adds (dead-letter source). */
   annotations: Entries;
+  /** The SessionId (AMQP `group-id`), if the sender set one. */
+  readonly sessionId: string | undefined;
   /** Application properties, typed as sent (edited by abandon/dead-letter properties-to-modify). */
   applicationProperties: Entries | undefined;
   /** Every other section (properties, body, footer), byte for byte. */
@@ -50,17 +72,43 @@ export interface StoredMessage {
   /** The wire delivery-count: failed deliveries so far (abandons, expired locks). */
   deliveryCount: number;
   deferred: boolean;
-  lock: { token: Buffer; until: number } | undefined;
+  /** A message of a session is locked by its session's lock (`session`), not a lock of its own. */
+  lock: { token: Buffer; until: number; session?: string } | undefined;
+}
+
+/** A session's lock: which receiver link holds it, and until when. */
+interface SessionLock {
+  readonly owner: unknown;
+  until: number;
 }
 
 /** Settlement refused because the lock is gone (expired, or settled already). */
 export class LockLostError extends Error {
-  readonly condition = 'com.microsoft:message-lock-lost';
+  constructor(
+    message: string,
+    readonly condition: string = 'com.microsoft:message-lock-lost',
+  ) {
+    super(message);
+  }
+}
+
+/** A session asked for by id is locked by another receiver. */
+export class SessionCannotBeLockedError extends Error {
+  readonly condition = 'com.microsoft:session-cannot-be-locked';
+}
+
+/** A send or receiver the entity refuses (a message without a SessionId on a session entity, a receiver of the wrong kind). */
+export class NotAllowedError extends Error {
+  readonly condition = 'amqp:not-allowed';
 }
 
 export class Entity {
   private readonly messages = new Map<number, StoredMessage>();
   private readonly locks = new Map<string, StoredMessage>();
+  /** Duplicate detection's history: MessageId → when it was logged, oldest first. */
+  private readonly logged = new Map<string, number>();
+  /** Locked sessions by SessionId. */
+  private readonly sessions = new Map<string, SessionLock>();
   private nextSequence = 1;
 
   /**
@@ -74,9 +122,15 @@ export class Entity {
     readonly deadLetter?: Entity,
   ) {}
 
-  /** Enqueues one encoded message (honouring `x-opt-scheduled-enqueue-time`); returns its sequence number. */
+  /**
+   * Enqueues one encoded message (honouring `x-opt-scheduled-enqueue-time`); returns its
+   * sequence number. A duplicate that duplicate detection drops still takes a sequence number
+   * (the send succeeds; there is nothing behind the number).
+   */
   enqueue(bytes: Buffer, now: number, extraAnnotations: Entries = []): number {
     const sections = splitSections(bytes);
+    const sessionId = this.checkSendable(sections);
+    if (this.isDuplicate(sections, now)) return this.nextSequence++;
     const annotations = mapEntries(sections.find((s) => s.code === SECTION.messageAnnotations));
     for (const [key, value] of extraAnnotations) setEntry(annotations, key, value);
     const scheduled = entryValue(annotations, 'x-opt-scheduled-enqueue-time');
@@ -85,6 +139,7 @@ export class Entity {
     this.messages.set(sequenceNumber, {
       sequenceNumber,
       header: headerFields(sections.find((s) => s.code === SECTION.header)),
+      sessionId,
       annotations,
       applicationProperties: appProps === undefined ? undefined : mapEntries(appProps),
       rest: withMessageId(sections.filter((s) => !OWNED.has(s.code))),
@@ -97,6 +152,97 @@ export class Entity {
     return sequenceNumber;
   }
 
+  /**
+   * The message's SessionId; throws for a message a session entity refuses (none set).
+   * Call it for every message of a batch before enqueuing any.
+   */
+  checkSendable(sections: Section[] | Buffer): string | undefined {
+    const sessionId = sessionIdOf(Buffer.isBuffer(sections) ? splitSections(sections) : sections);
+    if (this.config.requiresSession && this.deadLetter !== undefined && sessionId === undefined) {
+      throw new NotAllowedError(`The SessionId was not set on a message, and it cannot be sent to the entity '${this.name}', which requires sessions.`);
+    }
+    return sessionId;
+  }
+
+  /**
+   * Locks a session for `owner` (a session receiver link): the one asked for, or, with none
+   * asked for, the session of the oldest deliverable message whose session nobody holds.
+   * Returns the session and its lock expiry, or undefined when no session is available. A
+   * session held by another receiver cannot be locked (SessionCannotBeLocked).
+   */
+  acceptSession(wanted: string | undefined, owner: unknown, now: number): { sessionId: string; until: number } | undefined {
+    this.expireSessions(now);
+    let sessionId = wanted;
+    if (sessionId === undefined) {
+      for (const message of this.messages.values()) {
+        if (message.sessionId === undefined || this.sessions.has(message.sessionId)) continue;
+        if (message.lock !== undefined || message.deferred || message.visibleAt > now) continue;
+        sessionId = message.sessionId;
+        break;
+      }
+      if (sessionId === undefined) return undefined;
+    } else if (this.sessions.has(sessionId) && this.sessions.get(sessionId)!.owner !== owner) {
+      throw new SessionCannotBeLockedError(`The requested session '${sessionId}' cannot be accepted. It may be locked by another receiver.`);
+    }
+    const until = now + this.config.lockDurationMs;
+    this.sessions.set(sessionId, { owner, until });
+    return { sessionId, until };
+  }
+
+  /** Renews a session's lock for another lock duration; returns the new expiry. */
+  renewSession(sessionId: string, now: number): number {
+    this.expireSessions(now);
+    const lock = this.sessions.get(sessionId);
+    if (lock === undefined) throw new LockLostError(`The session lock has expired on the session '${sessionId}' (entity ${this.name}).`, SESSION_LOCK_LOST);
+    lock.until = now + this.config.lockDurationMs;
+    return lock.until;
+  }
+
+  /**
+   * Releases a session its receiver closed (or lost with its connection): the session is free
+   * at once, and a message of it still locked is handed back, counted as a failed delivery.
+   */
+  releaseSession(sessionId: string, owner: unknown, now: number): void {
+    if (this.sessions.get(sessionId)?.owner !== owner) return;
+    this.sessions.delete(sessionId);
+    for (const message of [...this.locks.values()]) {
+      if (message.lock?.session !== sessionId) continue;
+      this.unlock(message);
+      this.failedDelivery(message, now);
+    }
+  }
+
+  /** Releases every session whose lock expired; returns them with the receivers that held them. */
+  expireSessions(now: number): Array<{ sessionId: string; owner: unknown }> {
+    const expired: Array<{ sessionId: string; owner: unknown }> = [];
+    for (const [sessionId, lock] of [...this.sessions]) {
+      if (lock.until > now) continue;
+      expired.push({ sessionId, owner: lock.owner });
+      this.releaseSession(sessionId, lock.owner, now);
+    }
+    return expired;
+  }
+
+  /**
+   * Duplicate detection as Service Bus documents it: with `RequiresDuplicateDetection`, the
+   * MessageId of every message sent is logged for the history window, and a message whose
+   * MessageId is logged is reported accepted but dropped. Only the MessageId counts (a
+   * non-partitioned entity); scheduled messages are logged and dropped like any other. A
+   * message without one gets a fresh id (see {@link withMessageId}), so it is never a duplicate.
+   */
+  private isDuplicate(sections: Section[], now: number): boolean {
+    if (!this.config.requiresDuplicateDetection) return false;
+    for (const [id, at] of this.logged) {
+      if (now - at < this.config.duplicateDetectionWindowMs) break;
+      this.logged.delete(id);
+    }
+    const id = messageIdKey(sections);
+    if (id === undefined) return false;
+    if (this.logged.has(id)) return true;
+    this.logged.set(id, now);
+    return false;
+  }
+
   /** Removes a scheduled message that is not yet visible. */
   cancelScheduled(sequenceNumber: number, now: number): boolean {
     const message = this.messages.get(sequenceNumber);
@@ -106,14 +252,21 @@ export class Entity {
   }
 
   /**
-   * The next deliverable message: visible, not locked, not deferred. In
-   * PeekLock mode it is locked; in ReceiveAndDelete mode it is removed.
+   * The next deliverable message: visible, not locked, not deferred; on a session
+   * entity the next one of `session`, which the receiver must hold. In PeekLock mode
+   * it is locked (a session's message by the session lock); in ReceiveAndDelete mode
+   * it is removed.
    */
-  take(peekLock: boolean, now: number): StoredMessage | undefined {
+  take(peekLock: boolean, now: number, session?: string): StoredMessage | undefined {
+    const sessionLock = session === undefined ? undefined : this.sessions.get(session);
+    if (session !== undefined && (sessionLock === undefined || sessionLock.until <= now)) return undefined;
     for (const message of this.messages.values()) {
+      if (session !== undefined && message.sessionId !== session) continue;
       if (message.lock !== undefined || message.deferred || message.visibleAt > now) continue;
       if (peekLock) {
-        message.lock = { token: newLockToken(), until: now + this.config.lockDurationMs };
+        message.lock = session === undefined
+          ? { token: newLockToken(), until: now + this.config.lockDurationMs }
+          : { token: newLockToken(), until: sessionLock!.until, session };
         this.locks.set(tokenText(message.lock.token), message);
       } else {
         this.messages.delete(message.sequenceNumber);
@@ -184,6 +337,7 @@ export class Entity {
   /** Renews a lock for another lock duration; returns the new expiry. */
   renew(token: Buffer, now: number): number {
     const message = this.locked(token);
+    if (message.lock!.session !== undefined) throw new NotAllowedError('a message of a session is locked by its session: renew the session lock');
     message.lock!.until = now + this.config.lockDurationMs;
     return message.lock!.until;
   }
@@ -192,7 +346,7 @@ export class Entity {
   expireLocks(now: number): boolean {
     let changed = false;
     for (const message of [...this.locks.values()]) {
-      if (message.lock!.until > now) continue;
+      if (message.lock!.session !== undefined || message.lock!.until > now) continue;
       this.unlock(message);
       this.failedDelivery(message, now);
       changed = true;
@@ -204,15 +358,17 @@ export class Entity {
   nextDeadline(now: number): number | undefined {
     let next: number | undefined;
     for (const message of this.messages.values()) {
-      const due = message.lock?.until ?? (message.visibleAt > now ? message.visibleAt : undefined);
+      const lockUntil = message.lock?.session === undefined ? message.lock?.until : undefined;
+      const due = lockUntil ?? (message.lock === undefined && message.visibleAt > now ? message.visibleAt : undefined);
       if (due !== undefined && (next === undefined || due < next)) next = due;
     }
+    for (const lock of this.sessions.values()) if (next === undefined || lock.until < next) next = lock.until;
     return next;
   }
 
-  /** Up to `count` messages from `fromSequence` on, without locking (peek). */
-  peek(fromSequence: number, count: number): StoredMessage[] {
-    return [...this.messages.values()].filter((m) => m.sequenceNumber >= fromSequence).slice(0, count);
+  /** Up to `count` messages from `fromSequence` on (of one session, if given), without locking (peek). */
+  peek(fromSequence: number, count: number, session?: string): StoredMessage[] {
+    return [...this.messages.values()].filter((m) => m.sequenceNumber >= fromSequence && (session === undefined || m.sessionId === session)).slice(0, count);
   }
 
   /** Counts for the control node and log lines. */
@@ -231,6 +387,7 @@ export class Entity {
   }
 
   private locked(token: Buffer): StoredMessage {
+    this.expireSessions(Date.now());
     const message = this.locks.get(tokenText(token));
     if (message === undefined) {
       throw new LockLostError(`The lock supplied is invalid: it expired, or the message was settled already (lock ${tokenText(token)}, entity ${this.name}).`);
@@ -291,8 +448,27 @@ export class Entity {
   }
 }
 
+const SESSION_LOCK_LOST = 'com.microsoft:session-lock-lost';
+
+/** The SessionId of encoded sections: the AMQP properties' `group-id`. */
+function sessionIdOf(sections: Section[]): string | undefined {
+  const properties = sections.find((s) => s.code === SECTION.properties);
+  const field = properties === undefined ? undefined : (sectionValue(properties) ?? [])[10];
+  const value = field === undefined || field === null ? undefined : types.unwrap(field);
+  return typeof value === 'string' ? value : undefined;
+}
+
 /** Sections the broker rewrites on delivery; everything else is re-sent byte for byte. */
 const OWNED = new Set<number>([SECTION.header, SECTION.deliveryAnnotations, SECTION.messageAnnotations, SECTION.applicationProperties]);
+
+/** The MessageId of encoded sections as a history key (its AMQP type and value), if it has one. */
+function messageIdKey(sections: Section[]): string | undefined {
+  const properties = sections.find((s) => s.code === SECTION.properties);
+  const id = properties === undefined ? undefined : (sectionValue(properties) ?? [])[0];
+  const value = id === undefined || id === null ? undefined : types.unwrap(id);
+  if (value === undefined || value === null) return undefined;
+  return `${String(id.type?.typecode ?? '')}:${Buffer.isBuffer(value) ? value.toString('hex') : String(value)}`;
+}
 
 function scheduledTime(value: unknown): number | undefined {
   if (value instanceof Date) return value.getTime();

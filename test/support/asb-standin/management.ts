@@ -4,7 +4,7 @@
 // control: queue configuration and counts). An operation that is not modelled
 // answers 501 and is logged, never approximated.
 import type { Entity } from './entity.js';
-import { LockLostError } from './entity.js';
+import { LockLostError, NotAllowedError, SessionCannotBeLockedError } from './entity.js';
 import { NotModelledError, type Namespace } from './namespace.js';
 import { types, type Entries } from './wire.js';
 
@@ -36,6 +36,8 @@ export function answer(context: ManagementContext, address: string, request: any
     return manage(context, context.namespace.resolve(node), operation, request.body ?? {});
   } catch (error) {
     if (error instanceof LockLostError) return { status: 410, description: error.message, condition: error.condition };
+    if (error instanceof SessionCannotBeLockedError) return { status: 410, description: error.message, condition: error.condition };
+    if (error instanceof NotAllowedError) return { status: 400, description: error.message, condition: error.condition };
     if (error instanceof NotModelledError) {
       context.log(`NOT MODELLED: ${error.message}`);
       return { status: 501, description: error.message, condition: error.condition };
@@ -57,6 +59,10 @@ function manage(context: ManagementContext, entity: Entity, operation: string, b
       const tokens = tokenList(body['lock-tokens']);
       const expirations = tokens.map((token) => entity.renew(token, now));
       return ok({ expirations: types.wrap_array(expirations, 0x83) });
+    }
+    case 'com.microsoft:renew-session-lock': {
+      const expiration = entity.renewSession(String(body['session-id']), now);
+      return ok({ expiration: types.wrap_timestamp(expiration) });
     }
     case 'com.microsoft:update-disposition': {
       const tokens = tokenList(body['lock-tokens']);
@@ -84,7 +90,8 @@ function manage(context: ManagementContext, entity: Entity, operation: string, b
     case 'com.microsoft:peek-message': {
       const from = Number(body['from-sequence-number'] ?? 1);
       const count = Number(body['message-count'] ?? 1);
-      const peeked = entity.peek(from, count);
+      const session = body['session-id'];
+      const peeked = entity.peek(from, count, typeof session === 'string' ? session : undefined);
       if (peeked.length === 0) return { status: 204, description: 'No messages' };
       return ok({
         messages: types.wrap_list(peeked.map((m) => types.wrap_map({ message: types.wrap_binary(entity.compose(m)) }))),
@@ -104,6 +111,9 @@ function control(context: ManagementContext, operation: string, body: any): Resp
     if (body['max-delivery-count'] !== undefined) queue.config.maxDeliveryCount = Number(body['max-delivery-count']);
     if (body['lock-duration-ms'] !== undefined) queue.config.lockDurationMs = Number(body['lock-duration-ms']);
     if (body.status !== undefined) queue.config.status = body.status === 'SendDisabled' ? 'SendDisabled' : 'Active';
+    if (body['requires-duplicate-detection'] !== undefined) queue.config.requiresDuplicateDetection = body['requires-duplicate-detection'] === true;
+    if (body['duplicate-detection-window-ms'] !== undefined) queue.config.duplicateDetectionWindowMs = Number(body['duplicate-detection-window-ms']);
+    if (body['requires-session'] !== undefined) queue.config.requiresSession = body['requires-session'] === true;
     context.pump(queue);
     return ok({});
   }

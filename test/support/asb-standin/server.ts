@@ -5,7 +5,7 @@
 import type { AddressInfo, Server, Socket } from 'node:net';
 import rhea from 'rhea';
 import type { Entity } from './entity.js';
-import { LockLostError } from './entity.js';
+import { LockLostError, NotAllowedError } from './entity.js';
 import { answer, responseMessage } from './management.js';
 import { Namespace, NotModelledError } from './namespace.js';
 import { BATCH_FORMAT, lockTokenTag, messageCodec, types, unbatch, type Entries } from './wire.js';
@@ -33,6 +33,14 @@ export interface StandIn {
 }
 
 const RAW = Symbol('raw message bytes');
+/** The session filter of a session receiver's source (`com.microsoft:session-filter`). */
+const SESSION_FILTER = 'com.microsoft:session-filter';
+/** The link property a session receiver reads its session lock's expiry from (.NET ticks). */
+const SESSION_LOCKED_UNTIL = 'com.microsoft:locked-until-utc';
+/** How long an accept-next-session waits for a session when the client names no time-out; the service caps it near this too. */
+const ACCEPT_WAIT_MS = 60_000;
+const ACCEPT_WAIT_MAX_MS = 65_000;
+
 /** Destroying a socket with an error is what makes rhea end its connection (and its heartbeat timers); a plain destroy() leaves them running. */
 const DROPPED = new Error('connection dropped by the stand-in');
 
@@ -40,6 +48,8 @@ const DROPPED = new Error('connection dropped by the stand-in');
 interface Outgoing {
   readonly entity: Entity;
   readonly peekLock: boolean;
+  /** The session a session receiver accepted (it receives that session's messages only). */
+  readonly session?: string;
   /** Deliveries handed to rhea on this link that it has not transferred yet (ascending ids). */
   readonly untransferred: Array<{ readonly id: number }>;
 }
@@ -58,17 +68,27 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
   const outgoing = new Map<any, Outgoing>();
   const deliveries = new WeakMap<object, { entity: Entity; token: Buffer }>();
   const requestNodes = new Map<any, string>();
+  /** Session receivers waiting for a session (accept-next-session with none available yet). */
+  const waiting = new Map<any, { entity: Entity; timer: NodeJS.Timeout }>();
   let timer: NodeJS.Timeout | undefined;
   const now = () => Date.now();
 
   /** Hands deliverable messages of `entity` to its receivers with credit, then re-arms the deadline timer. */
   const pump = (entity: Entity): void => {
+    for (const [sender, wait] of waiting) {
+      if (wait.entity !== entity) continue;
+      const accepted = entity.acceptSession(undefined, sender, now());
+      if (accepted === undefined) break;
+      clearTimeout(wait.timer);
+      waiting.delete(sender);
+      openSession(sender, entity, accepted);
+    }
     for (const [sender, link] of outgoing) {
       if (link.entity !== entity) continue;
       // As on Service Bus, a message is locked (its lock clock started) only against link
       // credit the receiver gave: never more than the credit not yet spoken for.
       while (freeCredit(sender, link) > 0 && sender.sendable()) {
-        const message = entity.take(link.peekLock, now());
+        const message = entity.take(link.peekLock, now(), link.session);
         if (message === undefined) break;
         const bytes = entity.compose(message);
         if (link.peekLock) {
@@ -97,7 +117,46 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     timer = setTimeout(tick, Math.max(5, next - now()));
     timer.unref();
   };
+  /** Answers a session receiver's attach: the session it got in the source filter, the lock expiry in the link properties. */
+  const openSession = (sender: any, entity: Entity, accepted: { sessionId: string; until: number }): void => {
+    sender.set_source({ address: sender.remote.attach.source?.address, filter: { [SESSION_FILTER]: accepted.sessionId } });
+    sender.local.attach.properties = { [SESSION_LOCKED_UNTIL]: types.wrap_long(dotNetTicks(accepted.until)) };
+    outgoing.set(sender, { entity, peekLock: sender.remote.attach.snd_settle_mode !== 1, session: accepted.sessionId, untransferred: [] });
+    sender.attach();
+  };
+
+  /**
+   * A session receiver (a source with `com.microsoft:session-filter`): the session it names,
+   * or the next available one. With none available the attach is held, as Service Bus holds
+   * it, until a session is (see {@link pump}) or the client's `com.microsoft:timeout` passes;
+   * then it is answered without a session and detached with `com.microsoft:timeout`.
+   */
+  const acceptSession = (sender: any, entity: Entity, wanted: string | undefined): void => {
+    // rhea answered the attach as it arrived: take that back until there is a session to name.
+    sender.state.local_open = false;
+    sender.state.open_requests = 0;
+    const accepted = entity.acceptSession(wanted, sender, now());
+    if (accepted !== undefined) return openSession(sender, entity, accepted);
+    const asked = Number(sender.remote.attach.properties?.['com.microsoft:timeout']);
+    const waitMs = Math.min(Number.isFinite(asked) && asked > 0 ? asked : ACCEPT_WAIT_MS, ACCEPT_WAIT_MAX_MS);
+    const expiry = setTimeout(() => {
+      waiting.delete(sender);
+      sender.set_source({ address: sender.remote.attach.source?.address });
+      sender.attach();
+      sender.close({ condition: 'com.microsoft:timeout', description: `No session is available on '${entity.name}' within ${waitMs} ms.` });
+    }, waitMs);
+    expiry.unref();
+    waiting.set(sender, { entity, timer: expiry });
+  };
+
   const tick = (): void => {
+    for (const entity of namespace.entities()) {
+      for (const { owner } of entity.expireSessions(now())) {
+        const link: any = owner;
+        outgoing.delete(link);
+        if (link.is_open?.()) link.close({ condition: 'com.microsoft:session-lock-lost', description: 'The session lock has expired.' });
+      }
+    }
     for (const entity of namespace.entities()) entity.expireLocks(now());
     for (const entity of namespace.entities()) pump(entity);
     arm();
@@ -109,10 +168,17 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     mirrorAttach(sender);
     if (isRequestNode(address)) return;
     try {
-      if (sender.remote.attach.source?.filter?.['com.microsoft:session-filter'] !== undefined) {
-        throw new NotModelledError(`session receivers (a session filter on "${address}")`);
-      }
       const entity = namespace.resolve(address);
+      const filter = sender.remote.attach.source?.filter;
+      const sessionful = filter !== undefined && filter !== null && SESSION_FILTER in filter;
+      // The dead-letter sub-queue of a session queue is read without sessions.
+      const requiresSession = entity.config.requiresSession && entity.deadLetter !== undefined;
+      if (sessionful && !requiresSession) throw new NotAllowedError(`It is not possible for an entity that does not require sessions ('${entity.name}') to create a sessionful message receiver.`);
+      if (!sessionful && requiresSession) throw new NotAllowedError(`It is not possible for an entity that requires sessions ('${entity.name}') to create a non-sessionful message receiver.`);
+      if (sessionful) {
+        const wanted: unknown = filter[SESSION_FILTER];
+        return acceptSession(sender, entity, typeof wanted === 'string' ? wanted : undefined);
+      }
       outgoing.set(sender, { entity, peekLock: sender.remote.attach.snd_settle_mode !== 1, untransferred: [] });
     } catch (error) {
       refuse(sender, error);
@@ -161,6 +227,7 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
         throw Object.assign(new Error(`The message (${raw.length} bytes) exceeds ${MAX_MESSAGE_BYTES} bytes.`), { condition: 'amqp:link:message-size-exceeded' });
       }
       const messages = context.format === BATCH_FORMAT ? unbatch(raw) : [raw];
+      for (const bytes of messages) entity.checkSendable(bytes);
       for (const bytes of messages) entity.enqueue(bytes, now());
       delivery.update(true, messageCodec.accepted().described());
       pump(entity);
@@ -215,15 +282,28 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     if (link !== undefined) pump(link.entity);
     else context.sender.set_drained(true);
   });
+  /** A session receiver that closed or lost its connection frees its session (or stops waiting for one). */
+  const letGo = (sender: any): void => {
+    const wait = waiting.get(sender);
+    if (wait !== undefined) {
+      clearTimeout(wait.timer);
+      waiting.delete(sender);
+    }
+    const link = outgoing.get(sender);
+    outgoing.delete(sender);
+    if (link?.session === undefined) return;
+    link.entity.releaseSession(link.session, sender, now());
+    pump(link.entity);
+  };
   const forget = (context: any) => {
-    if (context.sender) outgoing.delete(context.sender);
+    if (context.sender) letGo(context.sender);
     if (context.receiver) requestNodes.delete(context.receiver);
   };
   container.on('sender_close', forget);
   container.on('receiver_close', forget);
   // Locks survive a closed link or connection: they lapse at lock expiry, as on Service Bus.
   const dropConnection = (context: any) => {
-    for (const sender of [...outgoing.keys()]) if (sender.connection === context.connection) outgoing.delete(sender);
+    for (const sender of [...outgoing.keys(), ...waiting.keys()]) if (sender.connection === context.connection) letGo(sender);
     for (const receiver of [...requestNodes.keys()]) if (receiver.connection === context.connection) requestNodes.delete(receiver);
   };
   container.on('disconnected', dropConnection);
@@ -254,6 +334,7 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
     },
     close: async () => {
       clearTimeout(timer);
+      for (const wait of waiting.values()) clearTimeout(wait.timer);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // A client still connected (or reconnecting) must not keep the stand-in open.
       for (const socket of sockets) socket.destroy(DROPPED);
@@ -285,6 +366,13 @@ function freeCredit(sender: any, link: Outgoing): number {
  */
 function forgetSettled(delivery: any): void {
   if (delivery.settled) delivery.remote_settled = true;
+}
+
+/** A time as .NET ticks (100 ns since 0001-01-01), big-endian: how Service Bus sends a session's lock expiry. */
+function dotNetTicks(ms: number): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigInt64BE(BigInt(ms) * 10_000n + 621_355_968_000_000_000n);
+  return bytes;
 }
 
 /** rhea decodes a transfer before handing it over; the stand-in keeps the original bytes beside it. */

@@ -22,6 +22,12 @@ export interface QueueSettings {
   readonly maxDeliveryCount?: number;
   readonly lockDurationMs?: number;
   readonly status?: 'Active' | 'SendDisabled';
+  /** `RequiresDuplicateDetection` (set when the queue is created; Service Bus cannot change it later). */
+  readonly requiresDuplicateDetection?: boolean;
+  /** `DuplicateDetectionHistoryTimeWindow` in ms (Service Bus: 20 s to 7 days, default 10 minutes). */
+  readonly duplicateDetectionWindowMs?: number;
+  /** `RequiresSession` (set when the queue is created; Service Bus cannot change it later). */
+  readonly requiresSession?: boolean;
 }
 
 /** Creates or updates a queue with the given settings. */
@@ -32,6 +38,9 @@ export async function configureQueue(connectionString: string, name: string, set
       ...(settings.maxDeliveryCount !== undefined ? { maxDeliveryCount: settings.maxDeliveryCount } : {}),
       ...(settings.lockDurationMs !== undefined ? { lockDuration: `PT${Math.ceil(settings.lockDurationMs / 1000)}S` } : {}),
       ...(settings.status !== undefined ? { status: settings.status } : {}),
+      ...(settings.requiresDuplicateDetection !== undefined ? { requiresDuplicateDetection: settings.requiresDuplicateDetection } : {}),
+      ...(settings.duplicateDetectionWindowMs !== undefined ? { duplicateDetectionHistoryTimeWindow: `PT${Math.ceil(settings.duplicateDetectionWindowMs / 1000)}S` } : {}),
+      ...(settings.requiresSession !== undefined ? { requiresSession: settings.requiresSession } : {}),
     };
     if (!(await admin.queueExists(name))) await admin.createQueue(name, properties);
     else await admin.updateQueue({ ...(await admin.getQueue(name)), ...properties });
@@ -41,6 +50,9 @@ export async function configureQueue(connectionString: string, name: string, set
   if (settings.maxDeliveryCount !== undefined) body['max-delivery-count'] = settings.maxDeliveryCount;
   if (settings.lockDurationMs !== undefined) body['lock-duration-ms'] = settings.lockDurationMs;
   if (settings.status !== undefined) body.status = settings.status;
+  if (settings.requiresDuplicateDetection !== undefined) body['requires-duplicate-detection'] = settings.requiresDuplicateDetection;
+  if (settings.duplicateDetectionWindowMs !== undefined) body['duplicate-detection-window-ms'] = settings.duplicateDetectionWindowMs;
+  if (settings.requiresSession !== undefined) body['requires-session'] = settings.requiresSession;
   await standInRequest(connectionString, 'configure-queue', body);
 }
 
