@@ -1,41 +1,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createApp } from '@babelqueue/core';
 import { RedisTransport } from '../src/index.js';
 import { broker, captureLogger, dueNow, inspector, now, uniqueQueue, withScores } from './support/redis.js';
 import { until } from '../../../test/support/until.js';
+import { startStuckConsumer as start } from './support/stuck-consumer.js';
 
 const b = broker('redis');
 const URN = 'urn:babel:orders:created';
-const child = join(import.meta.dirname, 'fixtures', 'stuck-consumer.ts');
 
-/** How long the child may take to start and reach its handler on a busy machine. */
-const START_TIMEOUT_MS = 60_000;
-
-/** Starts the stuck consumer and resolves once its handler runs (or fails after the deadline). */
-function startStuckConsumer(layout: string, queue: string, concurrency = 1, retryAfter = 1, pass = 0) {
-  const args = [child, b.url!, layout, queue, URN, String(concurrency), String(retryAfter), String(pass)];
-  const proc = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const inHandler = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`stuck consumer did not reach its handler in ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
-    proc.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('in-handler')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`stuck consumer exited early (${code})`));
-    });
-  });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => proc.on('exit', (_code, signal) => resolve(signal)));
-  return { proc, inHandler, exited };
-}
+const startStuckConsumer = (layout: string, queue: string, concurrency = 1, retryAfter = 1, pass = 0) =>
+  start(b.url!, layout, queue, URN, { concurrency, retryAfter, pass });
 
 for (const [layout, expectedAttempts] of [['legacy', 1], ['zset', 2]] as const) {
   describe(`redis ${layout}: a consumer killed with SIGKILL mid-handler`, { skip: b.skip }, () => {
