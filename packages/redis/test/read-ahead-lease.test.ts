@@ -4,6 +4,8 @@
 // recovery-kill.test.ts; here, a live consumer whose lease lapsed anyway.
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createApp } from '@babelqueue/core';
 import { RedisTransport } from '../src/index.js';
 import { until } from '../../../test/support/until.js';
@@ -91,3 +93,42 @@ for (const layout of ['legacy', 'zset'] as const) {
     });
   });
 }
+
+describe('redis legacy: a handler that blocks the event loop', { skip: b.skip }, () => {
+  it('once one blocked, the full reservation is written before the next handler runs: a sweep elsewhere during a 7 s block never takes the running one', async () => {
+    const q = uniqueQueue('legacy-lease-block');
+    const logger = captureLogger();
+    const app = createApp({ transport: track(new RedisTransport({ url: b.url!, retryAfter: 60, logger })), queue: q, logger });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await app.publish(URN, { order_id: i }));
+    // Another consumer's sweep, in its own process: this one's event loop is about to stop.
+    const sweeper = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(import.meta.dirname, 'fixtures', 'sweeper.ts'), b.url!, q], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    sweeper.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const got: string[] = [];
+    const block = (ms: number) => {
+      const end = Date.now() + ms;
+      while (Date.now() < end);
+    };
+    app.handle(URN, (_d, m) => {
+      got.push(m.id);
+      // The first blocks briefly (the loop notices); the second, read ahead, past its lease.
+      if (got.length === 1) block(300);
+      if (got.length === 2) block(7000);
+    });
+    try {
+      await until(() => out.includes('sweeping'), 60_000, 'the sweeper');
+      await app.consume({ concurrency: 1, maxMessages: 6, idleMs: 10_000 });
+    } finally {
+      sweeper.kill('SIGKILL');
+    }
+    assert.ok(logger.lines.some((l) => l.message.startsWith('a handler blocked the event loop')), logger.text());
+    // The sweep takes back the read-ahead whose leases lapsed during the block (the loop drops
+    // those and reserves them again), never the one whose handler was running.
+    assert.deepEqual([...got].sort(), [...ids].sort(), `each message exactly once (sweeper: ${out})`);
+    assert.ok(!logger.text().includes('reservation expired'), logger.text());
+    assert.ok(!logger.text().includes('lapsed before its handler began'), logger.text());
+  });
+});

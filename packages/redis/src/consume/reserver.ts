@@ -85,6 +85,8 @@ export abstract class Reserver {
   private beginLater = false;
   private leaseTimer: NodeJS.Timeout | undefined;
   private renewingLeases = false;
+  /** When a renewal last failed: the next one waits for the timer rather than hammer a failing server. */
+  private renewFailedAt = 0;
 
   constructor(
     private readonly log: Logger,
@@ -175,7 +177,7 @@ export abstract class Reserver {
 
   /** Renews the leases now (a doubtful delivery waits at the head); the loop hears of it through `refresh`. */
   renewNow(): void {
-    if (this.renewingLeases) return;
+    if (this.renewingLeases || Date.now() - this.renewFailedAt < LEASE_TICK_MS) return;
     clearTimeout(this.leaseTimer);
     this.leaseTimer = undefined;
     this.renewDue();
@@ -276,6 +278,7 @@ export abstract class Reserver {
           }
         },
         (error: unknown) => {
+          this.renewFailedAt = Date.now();
           this.log.warn({ ...this.ids, count: due.length, error: String(error) }, 'renewing read-ahead leases failed; retrying');
         },
       )
