@@ -48,7 +48,8 @@ export class Hold {
   stop: () => void = () => undefined;
 
   /**
-   * @param leaseArgs what the layout's lease calls name: legacy `[member]`, zset `[raw job, member]`
+   * @param leaseArgs what the layout's lease calls name: legacy `[member]`, zset `[raw job, member]`;
+   *   the first is the reservation's handle while the lease holds it (what an ack then removes)
    * @param renew renews the full reservation (for the reservation keeper)
    * @param leaseEndsMs set for a read-ahead delivery, reserved under the lease
    */
