@@ -21,5 +21,5 @@ export function reservationKeeper(retryAfter: number | null, logger: Logger, ids
 
 /** Renews one reservation: its member in the deadlines / `:reserved` zset, only while it is still there. */
 export function renewal(client: RedisClient, zset: string, member: Buffer, retryAfter: number): () => Promise<boolean> {
-  return async () => (await SCRIPTS.renew.run(client, [zset], [deadlineScore(retryAfter), member])) === 1;
+  return async () => ((await SCRIPTS.renew.run(client, [zset], [deadlineScore(retryAfter), member])) as number[])[0] === 1;
 }

@@ -33,4 +33,14 @@ export class LuaScript {
       return redis.evalBuffer(this.source, keys.length, ...keys, ...args);
     }
   }
+
+  /**
+   * Runs the script with EVAL, source and all: never NOSCRIPT, so it runs in
+   * the order it was sent on its connection, before any command sent after it
+   * (a NOSCRIPT retry would run after them). For a short script whose effect
+   * later commands rely on.
+   */
+  runInOrder(client: RedisClient, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+    return (client as unknown as BufferEval).evalBuffer(this.source, keys.length, ...keys, ...args);
+  }
 }

@@ -8,6 +8,7 @@ export const SCRIPTS = {
   zsetRelease: new LuaScript(LUA.zsetRelease),
   zsetDeadLetter: new LuaScript(LUA.zsetDeadLetter),
   zsetGiveBack: new LuaScript(LUA.zsetGiveBack),
+  zsetBegin: new LuaScript(LUA.zsetBegin),
   legacyReserve: new LuaScript(LUA.legacyReserve),
   legacyRetry: new LuaScript(LUA.legacyRetry),
   legacyDeadLetter: new LuaScript(LUA.legacyDeadLetter),

@@ -6,6 +6,7 @@ import { createApp, withAttempts } from '@babelqueue/core';
 import type { Redis } from 'ioredis';
 import { RedisTransport, type RedisTransportOptions } from '../src/index.js';
 import { broker, captureLogger, dueNow, envelopeBody, inspector, now, uniqueQueue, until, withScores } from './support/redis.js';
+import { startStuckConsumer } from './support/stuck-consumer.js';
 
 // Laravel's own RedisQueue is the reference of the zset layout. The peer needs
 // php-cli, php-redis and Debian's php-illuminate-queue / php-illuminate-redis.
@@ -222,6 +223,41 @@ describe('redis zset layout beside Laravel\'s own RedisQueue', { skip: b.skip ||
       await clean(q, prefix);
     } finally {
       await a.close();
+    }
+  });
+
+  it("a SIGKILLed App's read-ahead is migrated back by Laravel within seconds: byte for byte, attempts 1", async () => {
+    const q = uniqueQueue('lv-kill-ahead');
+    const bodies = Array.from({ length: 6 }, (_, i) => envelopeBody(URN, { order_id: i }, 0, q));
+    for (const body of bodies) laravelPush(q, body);
+    // One slot, stuck in its handler, retry_after 90 s; a read-ahead of min(3, floor((6 - 1) / 2)) = 2.
+    const stuck = startStuckConsumer(b.url!, 'zset', q, URN, { concurrency: 1, retryAfter: 90 });
+    try {
+      await stuck.inHandler;
+      assert.equal(await redis.zcard(`queues:${q}:reserved`), 3);
+      stuck.proc.kill('SIGKILL');
+      assert.equal(await stuck.exited, 'SIGKILL');
+      // Laravel (retry_after 90 s as well) pops the three never reserved, then, once the App's
+      // leases lapse, its own migrate returns the two read ahead: the raw jobs, uncounted.
+      const popped: Buffer[] = [];
+      for (let i = 0; i < 5; i++) {
+        const one = await laravelPopWhenDue(q, 'delete', { retryAfter: 90 });
+        assert.equal(one.attempts, 1, 'a read-ahead no handler began is not an attempt');
+        popped.push(one.job);
+      }
+      assert.deepEqual(popped.slice(0, 3), bodies.slice(3), 'the never reserved first, in order');
+      // A migrate moves members of one score in member order, not FIFO: compare the two as a set.
+      const sorted = (list: Buffer[]) => list.map((x) => x.toString('base64')).sort();
+      assert.deepEqual(sorted(popped.slice(3)), sorted(bodies.slice(1, 3)), 'the read-ahead, the bytes unchanged');
+      // The one whose handler began keeps its deadline and Laravel's count.
+      assert.equal(laravelPop(q, 'keep', { retryAfter: 90 }), null);
+      await dueNow(redis, `queues:${q}:reserved`);
+      const begun = await laravelPopWhenDue(q, 'delete', { retryAfter: 90 });
+      assert.equal((JSON.parse(begun.job.toString()) as { data: { order_id: number } }).data.order_id, 0);
+      assert.equal(begun.attempts, 2, 'recovered after its handler began: attempts + 1');
+      await clean(q);
+    } finally {
+      stuck.proc.kill('SIGKILL');
     }
   });
 

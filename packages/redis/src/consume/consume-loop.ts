@@ -15,8 +15,12 @@ const RESERVE_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialD
  * queued so far and reserves what the free slots and the read-ahead lack (at
  * most {@link MAX_BATCH}), so handlers go on with the read-ahead while that
  * call is on its way ({@link ackBatch} says when it goes). `onDelivery` still
- * resolves only once Redis ran the ack. A delivery's reservation counts from
- * the reserve and is renewed while the loop runs, handed over or not. On a
+ * resolves only once Redis ran the ack. A read-ahead delivery is reserved
+ * under a lease of a few seconds that the reserver renews while the loop holds
+ * it; its full reservation is written as its handler begins (a crashed
+ * consumer's read-ahead is back in the queue within seconds, uncounted), and
+ * one whose lease is in doubt waits for the renewal, or is dropped when the
+ * lease lapsed. A running delivery's reservation is renewed until it settles. On a
  * drain limit it stops reserving (it never reserves past `maxMessages`) and
  * hands over what it holds; on abort it stops reserving, gives the read-ahead
  * back to the head of the ready list (or, when that call fails, leaves it to
@@ -60,7 +64,7 @@ export async function consumeLoop(
   let fatal: unknown;
 
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - taken - buffer.length - reserver.reserving);
-  const ahead = readAhead(concurrency);
+  const ahead = reserver.readsAhead ? readAhead(concurrency) : 0;
   const batch = ackBatch(concurrency);
   /** What to reserve now: the free slots and the read-ahead, less what is held or already asked for. */
   const wanted = (): Want => {
@@ -81,6 +85,7 @@ export async function consumeLoop(
       changed.fire();
       delivered.fire();
     },
+    refresh: wake,
   });
 
   const finish = (delivery: Delivery) => {
@@ -102,23 +107,73 @@ export async function consumeLoop(
       },
     );
   };
-  // A handler that settles at once frees its slot inside hand(), so one pass may hand over the whole
-  // read-ahead; one that aborts stops it there (nothing more is handed over once aborted).
+  /** The deliveries at the head of the buffer that may go to handlers now, at most `max`. */
+  const handable = (max: number): number => {
+    let n = 0;
+    while (n < max && n < buffer.length) {
+      const state = reserver.leaseState(buffer[n]!);
+      if (state === 'good') {
+        n += 1;
+      } else if (state === 'lost' && n === 0) {
+        // Its lease lapsed and the message went back to the queue: another delivery now.
+        reserver.untrack(buffer.shift()!);
+        changed.fire();
+      } else {
+        // Doubtful at the head: wait for the renewal, in FIFO order.
+        if (n === 0) reserver.renewNow();
+        break;
+      }
+    }
+    return n;
+  };
+  /**
+   * Once a handler held the event loop this long, the full reservations of the read-ahead are
+   * written before handlers run rather than in the turn's call (reserver.begin), which a handler
+   * blocking the loop would hold back until its lease lapsed.
+   */
+  const BLOCKING_MS = 200;
+  let eager = false;
+  // Hands over as many as there are free slots, their full reservations begun (reserver.begin). A
+  // handler that settles at once frees its slot inside hand(), so one pass may hand over the whole
+  // read-ahead; one that aborts stops it there (nothing more is handed over once aborted: the rest
+  // of the chunk stays at the head of the buffer, to be given back).
   const pump = () => {
-    while (buffer.length > 0 && running.size < concurrency && !signal.aborted) hand(buffer.shift()!);
+    while (!signal.aborted) {
+      const n = handable(concurrency - running.size);
+      if (n === 0) return;
+      reserver.begin(buffer.slice(0, n), eager);
+      for (let i = 0; i < n; i++) {
+        if (signal.aborted) {
+          // Begun already: written before the give-back, which names the full reservations.
+          reserver.flushBegins();
+          return;
+        }
+        const started = eager ? 0 : performance.now();
+        hand(buffer.shift()!);
+        if (!eager && performance.now() - started > BLOCKING_MS) {
+          eager = true;
+          logger.info({ queue, ms: Math.round(performance.now() - started) }, 'a handler blocked the event loop; read-ahead reservations are now extended before handlers start');
+        }
+      }
+    }
   };
 
   /** On abort: once no reserve is in flight, the read-ahead goes back; when that fails it expires and is recovered. */
   const giveBack = async () => {
     while (reserver.reserving > 0) await changed.next();
-    if (buffer.length === 0) return;
-    const back = buffer.splice(0);
+    // One whose lease lapsed went back to the queue already (and may be another consumer's now).
+    const back = buffer.splice(0).filter((d) => {
+      if (reserver.leaseState(d) !== 'lost') return true;
+      reserver.untrack(d);
+      return false;
+    });
+    if (back.length === 0) return;
     try {
       await reserver.giveBack(back);
     } catch (error) {
       logger.warn(
         { queue, count: back.length, error: String(error) },
-        'giving back unstarted deliveries failed; they are recovered when their reservation expires',
+        'giving back unstarted deliveries failed; they are recovered when their lease or reservation expires',
       );
     }
   };

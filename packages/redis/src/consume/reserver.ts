@@ -1,4 +1,5 @@
-import type { Delivery, ReservationKeeper } from '@babelqueue/core';
+import type { Delivery, Logger, ReservationKeeper } from '@babelqueue/core';
+import { HANDOVER_MARGIN_MS, LEASE_TICK_MS, leaseNow, RENEW_BELOW_MS, type Hold } from './lease.js';
 
 /** An ack waiting for the next script call; `handle` is the layout's handle value (the deadline or `:reserved` member). */
 export interface PendingAck {
@@ -14,7 +15,12 @@ export interface Reserved extends Delivery {
    * {@link Reserver.giveBack}. Only for a delivery never handed over.
    */
   withdraw(): readonly Buffer[];
+  /** Its renewal bookkeeping (the read-ahead lease, then the full reservation). */
+  readonly hold: Hold;
 }
+
+/** Whether the loop may hand a delivery over now ({@link Reserver.leaseState}). */
+export type LeaseState = 'good' | 'doubtful' | 'lost';
 
 /** What one script call did: per-ack results (false = the reservation had expired) and new deliveries. */
 export interface Exchanged {
@@ -45,9 +51,11 @@ export interface LoopLink {
   demand(): Want;
   /** Receives reserved deliveries, always before the acks of the same call resolve (none when the call failed). */
   deliver(deliveries: Reserved[]): void;
+  /** A lease renewal returned: a doubtful delivery is good again, or lost. */
+  refresh(): void;
 }
 
-const IDLE: LoopLink = { released: () => {}, flushNow: () => true, demand: () => NOTHING, deliver: () => {} };
+const IDLE: LoopLink = { released: () => {}, flushNow: () => true, demand: () => NOTHING, deliver: () => {}, refresh: () => {} };
 
 /**
  * The reserving side of one queue. Acks are not sent on their own: they ride
@@ -61,6 +69,8 @@ const IDLE: LoopLink = { released: () => {}, flushNow: () => true, demand: () =>
 export abstract class Reserver {
   /** Deliveries asked for (at most) by script calls still in flight. */
   reserving = 0;
+  /** Whether the loop reserves a read-ahead beyond its free slots (see `readsAhead` in lease.ts). */
+  abstract readonly readsAhead: boolean;
   /** Settles once the consume loop stopped reserving and tried to give its read-ahead back. */
   readonly stopped: Promise<void>;
   /** Called by the consume loop when it has stopped reserving and tried to give its read-ahead back. */
@@ -68,8 +78,20 @@ export abstract class Reserver {
   private pending: PendingAck[] = [];
   private flushLater = false;
   private link: LoopLink = IDLE;
+  /** Read-ahead deliveries under their lease, not handed over yet. */
+  private readonly leased = new Set<Reserved>();
+  /** Read-ahead deliveries whose handlers began, their full reservations not written yet ({@link begin}). */
+  private readonly beginning = new Set<Reserved>();
+  private beginLater = false;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private renewingLeases = false;
+  /** When a renewal last failed: the next one waits for the timer rather than hammer a failing server. */
+  private renewFailedAt = 0;
 
-  constructor() {
+  constructor(
+    private readonly log: Logger,
+    private readonly ids: Readonly<Record<string, unknown>>,
+  ) {
     this.stopped = new Promise((resolve) => (this.markStopped = resolve));
   }
 
@@ -85,6 +107,16 @@ export abstract class Reserver {
 
   /** Waits for work after an empty reserve: at most `ms`, less when the signal aborts. */
   abstract idle(ms: number, signal: AbortSignal): Promise<void>;
+
+  /** One script call pushing these read-ahead leases to `score`; resolves with a flag each (1 renewed, 0 gone). */
+  protected abstract renewLeases(holds: readonly Hold[], score: string): Promise<unknown>;
+
+  /**
+   * One script call writing the full reservation of these read-ahead
+   * deliveries, sent with EVAL (see `LuaScript.runInOrder`); a flag each (1
+   * begun, 0 lapsed).
+   */
+  protected abstract beginLeases(holds: readonly Hold[]): Promise<unknown>;
 
   /** A reserve brought deliveries (resets a poll back-off). */
   active(): void {}
@@ -105,6 +137,160 @@ export abstract class Reserver {
   /** Releases what the reserver opened (renewals; a blocking connection in the zset layout). */
   close(): void {
     this.keeper?.close();
+    this.leased.clear();
+    this.beginning.clear();
+    clearTimeout(this.leaseTimer);
+    this.leaseTimer = undefined;
+  }
+
+  /**
+   * Starts renewing a delivery the layout just reserved: a read-ahead one's
+   * lease while the loop holds it, a slot's full reservation at once.
+   */
+  protected track(delivery: Reserved): void {
+    if (delivery.hold.leased) {
+      this.leased.add(delivery);
+      this.leaseTimer ??= setTimeout(() => this.renewDue(), LEASE_TICK_MS).unref();
+    } else {
+      delivery.hold.stop = this.hold(delivery.hold.renew);
+    }
+  }
+
+  /** Stops every renewal of a delivery (it is settled or given back). */
+  untrack(delivery: Reserved): void {
+    this.leased.delete(delivery);
+    delivery.hold.stop();
+  }
+
+  /**
+   * Whether a delivery may go to a handler now: `good` (a full reservation,
+   * or a lease with more than {@link HANDOVER_MARGIN_MS} left), `doubtful`
+   * (wait for {@link renewNow}) or `lost` (the lease lapsed and the message
+   * went back to the queue: drop it).
+   */
+  leaseState(delivery: Reserved): LeaseState {
+    const { hold } = delivery;
+    if (hold.lost) return 'lost';
+    if (hold.leaseEndsMs === undefined || hold.leaseEndsMs - Date.now() > HANDOVER_MARGIN_MS) return 'good';
+    return 'doubtful';
+  }
+
+  /** Renews the leases now (a doubtful delivery waits at the head); the loop hears of it through `refresh`. */
+  renewNow(): void {
+    if (this.renewingLeases || Date.now() - this.renewFailedAt < LEASE_TICK_MS) return;
+    clearTimeout(this.leaseTimer);
+    this.leaseTimer = undefined;
+    this.renewDue();
+  }
+
+  /**
+   * Handlers begin on these deliveries: the read-ahead ones get their full
+   * reservation (legacy: the deadline member's score; zset: the pop's member
+   * in place of the raw job), in one script call for all that begin within
+   * one event-loop turn. One that settles with an ack within that turn needs
+   * none: its ack ends the lease instead ({@link ack}). `now` writes the call
+   * at once, before the handlers run (the consume loop asks for that once a
+   * handler blocked the event loop, which would hold back a call left for the
+   * next turn). The reply is not waited for: a lease that lapsed all the same
+   * (the consumer stalled) is logged, and the message may be processed twice
+   * (at-least-once).
+   */
+  begin(deliveries: readonly Reserved[], now: boolean): void {
+    for (const delivery of deliveries) {
+      const { hold } = delivery;
+      if (!hold.leased) continue;
+      this.leased.delete(delivery);
+      hold.leaseEndsMs = undefined;
+      hold.stop = this.hold(hold.renew);
+      this.beginning.add(delivery);
+    }
+    if (this.beginning.size === 0) return;
+    if (now) {
+      this.flushBegins();
+    } else if (!this.beginLater) {
+      this.beginLater = true;
+      setImmediate(() => {
+        this.beginLater = false;
+        this.flushBegins();
+      });
+    }
+  }
+
+  /**
+   * Writes the full reservations still waiting for the turn's call, now: a
+   * retry or dead-letter names the full reservation, so its script must reach
+   * Redis after them (the call is an EVAL, which runs in the order sent).
+   */
+  flushBegins(): void {
+    if (this.beginning.size === 0) return;
+    const begun = [...this.beginning];
+    this.beginning.clear();
+    this.beginLeases(begun.map((d) => d.hold)).then(
+      (flags) => {
+        const lapsed = begun.filter((_, i) => (flags as number[])[i] !== 1);
+        if (lapsed.length === 0) return;
+        for (const delivery of lapsed) delivery.hold.stop();
+        this.log.warn(
+          { ...this.ids, count: lapsed.length },
+          'a read-ahead reservation lapsed before its handler began; another consumer may process the message as well',
+        );
+      },
+      (error: unknown) => {
+        this.log.warn(
+          { ...this.ids, count: begun.length, error: String(error) },
+          'writing the full reservations of read-ahead deliveries whose handlers began failed; their leases lapse within seconds',
+        );
+      },
+    );
+  }
+
+  /** One renewal call for the leases that run short; then the next look, while any is held. */
+  private renewDue(): void {
+    this.leaseTimer = undefined;
+    const now = Date.now();
+    const due = [...this.leased].filter((d) => d.hold.leaseEndsMs! - now < RENEW_BELOW_MS);
+    if (due.length === 0) {
+      this.scheduleLeases();
+      return;
+    }
+    this.renewingLeases = true;
+    const lease = leaseNow();
+    this.renewLeases(due.map((d) => d.hold), lease.score)
+      .then(
+        (flags) => {
+          let lost = 0;
+          due.forEach((delivery, i) => {
+            // Handed over or given back meanwhile: no longer the lease's.
+            if (!this.leased.has(delivery)) return;
+            if ((flags as number[])[i] === 1) {
+              delivery.hold.leaseEndsMs = lease.endsMs;
+            } else {
+              delivery.hold.lost = true;
+              this.leased.delete(delivery);
+              lost += 1;
+            }
+          });
+          if (lost > 0) {
+            this.log.warn(
+              { ...this.ids, count: lost },
+              'read-ahead leases lapsed before a handler began (the consumer stalled); those messages went back to the queue and are not handed over here',
+            );
+          }
+        },
+        (error: unknown) => {
+          this.renewFailedAt = Date.now();
+          this.log.warn({ ...this.ids, count: due.length, error: String(error) }, 'renewing read-ahead leases failed; retrying');
+        },
+      )
+      .finally(() => {
+        this.renewingLeases = false;
+        this.link.refresh();
+        this.scheduleLeases();
+      });
+  }
+
+  private scheduleLeases(): void {
+    if (this.leased.size > 0 && this.leaseTimer === undefined) this.leaseTimer = setTimeout(() => this.renewDue(), LEASE_TICK_MS).unref();
   }
 
   attach(link: LoopLink): void {
@@ -120,7 +306,9 @@ export abstract class Reserver {
    * frees its slot in the loop; resolves with false when the reservation had
    * expired.
    */
-  ack(delivery: Delivery, handle: Buffer): Promise<boolean> {
+  ack(delivery: Reserved, handle: Buffer): Promise<boolean> {
+    // Its full reservation never went out: the ack ends the lease (zset: the raw job) instead.
+    if (this.beginning.delete(delivery)) handle = delivery.hold.leaseArgs[0]!;
     const acked = new Promise<boolean>((resolve, reject) => this.pending.push({ handle, resolve, reject }));
     this.link.released(delivery);
     if (this.link.flushNow(this.pending.length)) {

@@ -18,6 +18,7 @@ import type { RedisClient, ResolvedOptions } from '../options.js';
 import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
 import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
+import { Hold, leaseNow, readsAhead } from '../consume/lease.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from './list-scan.js';
 import { publishInGroups } from './publish-batch.js';
@@ -108,6 +109,7 @@ export class LegacyLayout implements Layout {
 }
 
 class LegacyReserver extends Reserver {
+  readonly readsAhead: boolean;
   private readonly keys: LegacyKeys;
   private pollMs = POLL_MIN_MS;
 
@@ -117,29 +119,48 @@ class LegacyReserver extends Reserver {
     private readonly options: ResolvedOptions,
     private readonly logger: Logger,
   ) {
-    super();
+    super(logger, { queue, layout: 'legacy' });
+    this.readsAhead = readsAhead(options.retryAfter, 'legacy');
     this.keys = legacyKeys(queue);
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'legacy' });
   }
 
   protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
     const tokens = reservationTokens(want.slots + want.ahead);
+    const lease = leaseNow();
+    const { retryAfter } = this.options;
     const reply = (await slotGuard(
       this.queue,
       SCRIPTS.legacyReserve.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], [
         nowSeconds(),
-        deadlineScore(this.options.retryAfter),
+        deadlineScore(retryAfter),
         want.slots,
+        lease.score,
         acks.length,
         ...acks.map((a) => a.handle),
         ...tokens,
       ]),
     )) as [number[], Buffer[]];
     const [acked, raws] = reply;
-    const deliveries = raws.map(
-      (raw, i) => new LegacyDelivery(this, this.client, this.keys, this.queue, raw, deadlineMember(tokens[i]!, raw), this.options, this.logger),
-    );
+    const deliveries = raws.map((raw, i) => {
+      const member = deadlineMember(tokens[i]!, raw);
+      // The first `slots` are the slots' (the full reservation), the rest read-ahead (the lease).
+      const renew = retryAfter === null ? () => Promise.resolve(true) : renewal(this.client, this.keys.deadlines, member, retryAfter);
+      const hold = new Hold([member], renew, i < want.slots ? undefined : lease.endsMs);
+      const delivery = new LegacyDelivery(this, this.client, this.keys, this.queue, raw, member, hold, this.logger);
+      this.track(delivery);
+      return delivery;
+    });
     return { acked: acked.map((n) => n === 1), deliveries };
+  }
+
+  protected renewLeases(holds: readonly Hold[], score: string): Promise<unknown> {
+    return SCRIPTS.renew.run(this.client, [this.keys.deadlines], [score, ...holds.map((h) => h.leaseArgs[0]!)]);
+  }
+
+  /** The same deadline member, scored by the deadline (`+inf` with `retryAfter: null`). */
+  protected beginLeases(holds: readonly Hold[]): Promise<unknown> {
+    return SCRIPTS.renew.runInOrder(this.client, [this.keys.deadlines], [deadlineScore(this.options.retryAfter), ...holds.map((h) => h.leaseArgs[0]!)]);
   }
 
   async giveBack(deliveries: readonly Reserved[]): Promise<number> {
@@ -168,7 +189,6 @@ class LegacyDelivery implements Reserved {
   /** The frame's headers (riders); every copy (retry, dead-letter record) is framed with them again. */
   readonly headers: Readonly<Record<string, string>>;
   private readonly once = new SettleOnce();
-  private readonly stopRenewing: () => void;
 
   constructor(
     private readonly reserver: Reserver,
@@ -177,14 +197,13 @@ class LegacyDelivery implements Reserved {
     readonly queue: string,
     private readonly raw: Buffer,
     private readonly member: Buffer,
-    options: ResolvedOptions,
+    readonly hold: Hold,
     private readonly logger: Logger,
   ) {
     // A framed poison body is dead-lettered from the inner body; the frame stays the handle.
     const unframed = unframe(raw);
     this.body = unframed.body;
     this.headers = unframed.headers;
-    this.stopRenewing = options.retryAfter === null ? () => undefined : reserver.hold(renewal(client, keys.deadlines, member, options.retryAfter));
   }
 
   /** Legacy recovery does not count attempts: the body's own count is the reconciled one. */
@@ -193,12 +212,12 @@ class LegacyDelivery implements Reserved {
   }
 
   settle(decision: Decision): Promise<void> {
-    this.stopRenewing();
+    this.reserver.untrack(this);
     return this.once.run(decision, (d) => this.execute(d));
   }
 
   withdraw(): readonly Buffer[] {
-    this.stopRenewing();
+    this.reserver.untrack(this);
     return [this.member];
   }
 
@@ -211,6 +230,7 @@ class LegacyDelivery implements Reserved {
         this.expiredUnless((await this.reserver.ack(this, this.member)) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
+        this.reserver.flushBegins();
         // No delayed set: the copy goes straight back whatever the delay says.
         const copy = frameValue(withAttempts(this.body, decision.attempts), this.headers);
         const done = await slotGuard(
@@ -221,6 +241,7 @@ class LegacyDelivery implements Reserved {
         return;
       }
       case 'dead-letter': {
+        this.reserver.flushBegins();
         // The riders (traceparent, tracestate) ride the record as they ride every other binding's.
         const record = frameValue(decision.record, this.headers);
         let done: unknown;

@@ -17,6 +17,7 @@ import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import { untilAborted } from '../consume/wait.js';
+import { Hold, leaseNow, readsAhead } from '../consume/lease.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
@@ -123,6 +124,7 @@ export class ZsetLayout implements Layout {
 }
 
 class ZsetReserver extends Reserver {
+  readonly readsAhead: boolean;
   private blocking: RedisClient | undefined;
   private blpop: Promise<unknown> | undefined;
 
@@ -134,13 +136,15 @@ class ZsetReserver extends Reserver {
     private readonly logger: Logger,
     private readonly keysOf: (queue: string) => ZsetKeys,
   ) {
-    super();
+    super(logger, { queue, layout: 'zset' });
+    this.readsAhead = readsAhead(options.retryAfter, 'zset');
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'zset' });
   }
 
   protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
     const { ready, delayed, reserved, notify } = this.keys;
     const { retryAfter, migrationBatchSize } = this.options;
+    const lease = leaseNow();
     const reply = (await slotGuard(
       this.queue,
       SCRIPTS.zsetReserve.run(this.client, [ready, delayed, reserved, notify], [
@@ -150,6 +154,7 @@ class ZsetReserver extends Reserver {
         retryAfter === null ? '0' : '1',
         want.slots,
         want.ahead,
+        lease.score,
         acks.length,
         ...acks.map((a) => a.handle),
       ]),
@@ -158,11 +163,31 @@ class ZsetReserver extends Reserver {
     const deliveries: Reserved[] = [];
     for (let i = 0; i + 2 < flat.length; i += 3) {
       const poison = flat[i + 2] === 1 ? undefined : POISON;
+      const job = flat[i] as Buffer;
       const member = flat[i + 1] as Buffer;
-      const stopRenewing = retryAfter === null ? () => undefined : this.hold(renewal(this.client, reserved, member, retryAfter));
-      deliveries.push(new ZsetDelivery(this, this.client, this.keys, this.queue, flat[i] as Buffer, member, poison, this.logger, this.keysOf, stopRenewing));
+      // The first `slots` are the slots' (the pop's member), the rest read-ahead (the raw job under the lease).
+      const renew = retryAfter === null ? () => Promise.resolve(true) : renewal(this.client, reserved, member, retryAfter);
+      const hold = new Hold([job, member], renew, i / 3 < want.slots ? undefined : lease.endsMs);
+      const delivery = new ZsetDelivery(this, this.client, this.keys, this.queue, job, member, poison, this.logger, this.keysOf, hold);
+      this.track(delivery);
+      deliveries.push(delivery);
     }
     return { acked: acked.map((n) => n === 1), deliveries };
+  }
+
+  /** Read-ahead is held as its raw job. */
+  protected renewLeases(holds: readonly Hold[], score: string): Promise<unknown> {
+    return SCRIPTS.renew.run(this.client, [this.keys.reserved], [score, ...holds.map((h) => h.leaseArgs[0]!)]);
+  }
+
+  /**
+   * The raw job becomes the pop's member at the deadline. Sent with EVAL: the
+   * ack, retry or dead-letter that follows names the member, so this must run
+   * first whatever the script cache holds.
+   */
+  protected beginLeases(holds: readonly Hold[]): Promise<unknown> {
+    const { retryAfter } = this.options;
+    return SCRIPTS.zsetBegin.runInOrder(this.client, [this.keys.reserved], [deadlineScore(retryAfter), ...holds.flatMap((h) => h.leaseArgs)]);
   }
 
   async giveBack(deliveries: readonly Reserved[]): Promise<number> {
@@ -213,7 +238,7 @@ class ZsetDelivery implements Reserved {
     readonly poison: string | undefined,
     private readonly logger: Logger,
     private readonly keysOf: (queue: string) => ZsetKeys,
-    private readonly stopRenewing: () => void,
+    readonly hold: Hold,
   ) {}
 
   /** The body's own count; the runtime adds one, so a handler sees `job.attempts + 1` as Laravel does. */
@@ -222,13 +247,15 @@ class ZsetDelivery implements Reserved {
   }
 
   settle(decision: Decision): Promise<void> {
-    this.stopRenewing();
+    this.reserver.untrack(this);
     return this.once.run(decision, (d) => this.execute(d));
   }
 
+  /** Its handle now: the raw job while it is read-ahead under the lease, else the pop's member. */
   withdraw(): readonly Buffer[] {
-    this.stopRenewing();
-    return [this.member, this.body];
+    const handle = this.hold.leased ? this.body : this.member;
+    this.reserver.untrack(this);
+    return [handle, this.body];
   }
 
   private async execute(decision: Decision): Promise<void> {
@@ -239,6 +266,7 @@ class ZsetDelivery implements Reserved {
         this.expiredUnless((await this.reserver.ack(this, this.member)) ? 1 : 0, decision.kind);
         return;
       case 'retry': {
+        this.reserver.flushBegins();
         // The copy is the job's own bytes with attempts set, not the cjson member: only
         // recovery re-encodes (the spec's one exception to byte preservation).
         const copy = withAttempts(this.body, decision.attempts);
@@ -254,6 +282,7 @@ class ZsetDelivery implements Reserved {
         return;
       }
       case 'dead-letter': {
+        this.reserver.flushBegins();
         const dlq = this.keysOf(decision.queue);
         let done: unknown;
         try {

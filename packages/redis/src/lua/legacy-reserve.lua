@@ -2,18 +2,22 @@
 -- heads: one per free slot, then read-ahead while the queue is deep.
 -- KEYS[1] <name>   KEYS[2] <name>:processing   KEYS[3] <name>:processing:deadlines
 -- ARGV[1] now (epoch seconds)   ARGV[2] deadline score ('+inf' when retry_after is null)
--- ARGV[3] free slots S   ARGV[4] number of acks A, then A deadline members
+-- ARGV[3] free slots S   ARGV[4] read-ahead lease score (a few seconds out)
+-- ARGV[5] number of acks A, then A deadline members
 -- (the raw value is the member from byte 34: it is not sent twice)
--- ARGV[5 + A ..] one 32-hex token per element wanted: S for the slots, then
+-- ARGV[6 + A ..] one 32-hex token per element wanted: S for the slots, then
 -- at most R for the read-ahead, of which it takes half of what is left on the
 -- ready list once the slots are served (a short queue stays for other consumers).
+-- A slot's member is scored by the deadline; a read-ahead member by the lease,
+-- which the consumer renews while it holds it and extends to the deadline when
+-- its handler begins, so after a crash the sweep returns it within seconds.
 -- Returns {acked, reserved}: acked[i] is 1, or 0 when that reservation had
 -- already expired (nothing is touched); reserved holds the raw values, oldest first.
 
 local slots = tonumber(ARGV[3])
-local acks = tonumber(ARGV[4])
+local acks = tonumber(ARGV[5])
 local acked = {}
-for i = 5, 4 + acks do
+for i = 6, 5 + acks do
   -- First the member: if it is gone the reservation expired and belongs to someone else now.
   if redis.call('ZREM', KEYS[3], ARGV[i]) == 1 then
     redis.call('LREM', KEYS[2], 1, string.sub(ARGV[i], 34))
@@ -23,7 +27,7 @@ for i = 5, 4 + acks do
   end
 end
 
-local first = 5 + acks
+local first = 6 + acks
 local reserved = {}
 if first > #ARGV then
   return {acked, reserved}
@@ -49,7 +53,9 @@ end
 for i = first, last do
   local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not raw then break end
-  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[i] .. ':' .. raw)
+  local score = ARGV[2]
+  if i >= first + slots then score = ARGV[4] end
+  redis.call('ZADD', KEYS[3], score, ARGV[i] .. ':' .. raw)
   reserved[#reserved + 1] = raw
 end
 return {acked, reserved}
