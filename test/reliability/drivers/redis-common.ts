@@ -2,8 +2,12 @@ import { Cluster, Redis } from 'ioredis';
 import { legacyKeys, RedisTransport, zsetKeys, type RedisLayout } from '@babelqueue/redis';
 import type { BrokerDriver, DriverTarget } from './driver.js';
 
-/** Seconds a reservation lasts: a killed worker's messages come back after this (plus one sweep). */
-const RETRY_AFTER_S = 3;
+/**
+ * Seconds a reservation lasts: a killed worker's begun messages come back after this (plus one
+ * sweep). Above the binding's 5 s read-ahead lease, so the chaos rows also kill workers holding
+ * leased read-ahead (back within the lease, not after retryAfter); at 5 s or less it reads none ahead.
+ */
+const RETRY_AFTER_S = 8;
 
 /** A Redis driver: the standalone lab broker or the cluster, either layout. */
 export function redisDriver(spec: { name: string; layout: RedisLayout; cluster: boolean; description: string }): BrokerDriver {
