@@ -5,7 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { ASSETS } from './assets.generated.js';
 import { deleteSelected, purgeAll, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
 import { DepthHistory } from './depth-history.js';
-import { BadQueryError, parseFilter, parseSort } from './filter.js';
+import { BadQueryError, parseFilter, parseMatching, parseSort } from './filter.js';
 import { KeyedLock } from './keyed-lock.js';
 import { locate, type RecordRef } from './locate.js';
 import { BROWSE_MAX, HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
@@ -135,21 +135,21 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
 
   app.get('/api/history', (c) => withDlq(c, async (dlq) => c.json({ dlq, history: history.of(dlq) }), false));
 
-  app.post('/api/redrive', (c) => action(c, async (dlq, body) => {
-    const request: RedriveRequest = {
-      bypass: body.bypass === true,
-      ...(typeof body.to === 'string' && body.to.trim() !== '' ? { toQueue: body.to.trim() } : {}),
-    };
-    if (isRecord(body.matching)) {
-      const matching = body.matching;
-      return redriveMatching(actions, dlq, parseFilter((n) => (typeof matching[n] === 'string' ? matching[n] : undefined)), request);
+  app.post('/api/redrive', (c) => action(c, ['records', 'matching', 'to', 'bypass'], async (dlq, body) => {
+    if (body.bypass !== undefined && typeof body.bypass !== 'boolean') throw new BadQueryError('"bypass" must be true or false');
+    if (body.to !== undefined && (typeof body.to !== 'string' || body.to.trim() === '')) throw new BadQueryError('"to" must be a queue name');
+    const request: RedriveRequest = { bypass: body.bypass === true, ...(typeof body.to === 'string' ? { toQueue: body.to.trim() } : {}) };
+    if ((body.matching === undefined) === (body.records === undefined)) throw new BadQueryError('a redrive names its records: "records" (a list) or "matching" (a filter, or "all"), one of them');
+    if (body.matching !== undefined) {
+      const matching = parseMatching(body.matching);
+      return redriveMatching(actions, dlq, matching === 'all' ? {} : matching, request);
     }
     return redriveSelected(actions, dlq, refsOf(body.records), request);
   }));
 
-  app.post('/api/delete', (c) => action(c, (dlq, body) => deleteSelected(actions, dlq, refsOf(body.records))));
+  app.post('/api/delete', (c) => action(c, ['records'], (dlq, body) => deleteSelected(actions, dlq, refsOf(body.records))));
 
-  app.post('/api/purge', (c) => action(c, async (dlq, body) => {
+  app.post('/api/purge', (c) => action(c, ['confirm'], async (dlq, body) => {
     if (body.confirm !== dlq) throw new BadQueryError(`purge needs "confirm": the DLQ's name (${dlq})`);
     return purgeAll(actions, dlq);
   }));
@@ -172,7 +172,8 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     }
   }
 
-  async function action(c: Context, work: (dlq: string, body: Record<string, unknown>) => Promise<{ error?: string; dlq: string }>): Promise<Response> {
+  /** Runs an action: `keys` are the body's members beside `dlq`; any other member is a 400 (a misspelt one would be ignored). */
+  async function action(c: Context, keys: readonly string[], work: (dlq: string, body: Record<string, unknown>) => Promise<{ error?: string; dlq: string }>): Promise<Response> {
     if (settings.readOnly) return c.json({ error: 'this console is read-only' }, 403);
     let body: unknown;
     try {
@@ -184,6 +185,8 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     const json = body;
     const dlq = typeof json.dlq === 'string' ? json.dlq : '';
     if (!settings.dlqs.includes(dlq)) return c.json({ error: `unknown DLQ "${dlq}"` }, 404);
+    const unknown = Object.keys(json).filter((key) => key !== 'dlq' && !keys.includes(key));
+    if (unknown.length > 0) return c.json({ error: `unknown member${unknown.length === 1 ? '' : 's'} ${unknown.map((k) => `"${k}"`).join(', ')}; this action takes dlq, ${keys.join(', ')}` }, 400);
     try {
       const result = await lock.run(dlq, () => work(dlq, json));
       void history.sampleAll();

@@ -46,6 +46,8 @@ interface ActionResult {
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
 let session: Session;
+/** The session's CSRF token, sent on every API request once the session is loaded. */
+let csrf = '';
 let dlq = '';
 /** Queue order: the `from` of each page visited, to go back. Sorted: the offset. */
 let cursors: number[] = [0];
@@ -71,9 +73,10 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 async function api<T>(path: string, body?: unknown): Promise<T> {
+  // Reads carry the session's CSRF token too: the API answers no request a page on another site could make.
   const response = await fetch(path, body === undefined
-    ? { credentials: 'same-origin' }
-    : { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', 'X-BQ-CSRF': session.csrf }, body: JSON.stringify(body) });
+    ? { credentials: 'same-origin', headers: csrf === '' ? {} : { 'X-BQ-CSRF': csrf } }
+    : { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', 'X-BQ-CSRF': csrf }, body: JSON.stringify(body) });
   const json = (await response.json().catch(() => ({ error: `HTTP ${response.status}` }))) as T & { error?: string };
   if (!response.ok && !(body !== undefined && response.status === 502 && 'action' in json)) throw new Error(json.error ?? `HTTP ${response.status}`);
   return json;
@@ -472,7 +475,8 @@ async function redriveMatching(): Promise<void> {
   const count = stats ? `${n(stats.matched)}${stats.complete ? '' : '+'}` : 'every';
   const what = Object.keys(filter).length === 0 ? 'every record' : `${count} record(s) matching the filter`;
   if (!(await confirmDialog(`Redrive ${Object.keys(filter).length === 0 ? `all ${count}` : count} record(s)?`, `This moves ${what} off ${dlq}: ${describeTarget()}. Poison records stay.`))) return;
-  await runAction('/api/redrive', { matching: filter, ...redriveOptions() });
+  // Every record is chosen explicitly: the API refuses a filter that narrows nothing.
+  await runAction('/api/redrive', { matching: Object.keys(filter).length === 0 ? 'all' : filter, ...redriveOptions() });
 }
 
 async function deleteSelected(): Promise<void> {
@@ -501,6 +505,7 @@ async function refresh(): Promise<void> {
 
 async function start(): Promise<void> {
   session = await api<Session>('/api/session');
+  csrf = session.csrf;
   dlq = session.dlqs[0] ?? '';
   $('broker').textContent = `${session.broker.binding} · ${session.broker.target}`;
   $('read-only').hidden = !session.read_only;
