@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { CountedReadError } from '@babelqueue/core';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -44,7 +45,7 @@ export interface RunningConsole {
  */
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const settings = resolveSettings(options);
-  const source = recordSource(settings.transport, BROWSE_MAX);
+  const source = recordSource(settings.transport, BROWSE_MAX, settings.allowCountedReads);
   const history = new DepthHistory(settings.dlqs, (dlq) => lock.run(dlq, () => source.depth(dlq)), HISTORY_KEEP);
   const lock = new KeyedLock();
   const app = consoleApp(settings, source, history, lock);
@@ -200,6 +201,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     const message = redact(error instanceof Error ? error.message : String(error));
     if (error instanceof BadQueryError || error instanceof RangeError || error instanceof UnsupportedActionError) return c.json({ error: message }, 400);
     if (error instanceof CannotReadError) return c.json({ error: message, reads: 'none' }, 409);
+    if (error instanceof CountedReadError) return c.json({ error: message, reads: 'refused' }, 409);
     logger.warn({ path: c.req.path, error: message }, 'console: broker operation failed');
     return c.json({ error: `the broker failed: ${message}` }, 502);
   }
