@@ -59,9 +59,9 @@ describe('console actions on a drain broker touch only the records up to the cho
     for (const body of bodies) await transport.publishRaw(dlq, body);
     let rewrites = 0;
     const publishRaw = transport.publishRaw.bind(transport);
-    transport.publishRaw = async (target, body, headers, options) => {
+    transport.publishRaw = async (target: string, body: Buffer, headers?: Readonly<Record<string, string>>) => {
       if (target === dlq) rewrites += 1;
-      return publishRaw(target, body, headers, options);
+      return publishRaw(target, body, headers);
     };
     const running = await startConsole({ transport, dlqs: [dlq], port: 0, logger: silentLogger, sampleEveryMs: 60_000 });
     try {
@@ -75,7 +75,7 @@ describe('console actions on a drain broker touch only the records up to the cho
       assert.equal(rewrites, 2, 'only the two records taken ahead of the chosen ones were written back');
       assert.equal(await transport.depth(queue), 2);
       const left = (await scanAll(transport, dlq)).map((r) => r.body.toString());
-      assert.deepEqual(left, [...bodies.slice(4), bodies[0], bodies[2]].map((b) => b.toString()), 'the records behind the chosen ones kept their place');
+      assert.deepEqual(left, [...bodies.slice(4), bodies[0]!, bodies[2]!].map((b) => b.toString()), 'the records behind the chosen ones kept their place');
     } finally {
       await running.close();
       for (const q of [queue, dlq]) await transport.purge(q).catch(() => undefined);
