@@ -1,4 +1,5 @@
-import { redrive, REDRIVE_BATCH_CEILING, type Logger, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type ScannedRecord, type Transport } from '@babelqueue/core';
+import type { InterruptedAction, Journal } from './journal.js';
 import { matches, type RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
 import { describe, recordHash, summarize } from './records.js';
@@ -20,7 +21,7 @@ export interface ActionItem {
 
 /** The counts an action reports, and the error that stopped it midway (nothing was lost). */
 export interface ActionResult {
-  readonly action: 'redrive' | 'delete' | 'purge';
+  readonly action: 'redrive' | 'delete' | 'purge' | 'recover';
   readonly dlq: string;
   /** How records were moved: `remove` (targeted, list brokers), `drain` (take and restore), `purge`. */
   readonly method: 'remove' | 'drain' | 'purge';
@@ -50,6 +51,76 @@ export interface ActionContext {
   readonly scanLimit: number;
   /** The drain's per-pop wait on brokers without targeted removal. */
   readonly idleMs: number;
+}
+
+/**
+ * The transport as an action on `dlq` uses it: every raw write is journaled
+ * once it is done (`sent` to another queue, `restored` to the DLQ itself),
+ * before the original leaves the DLQ, so a kill in between is found at the
+ * next start. A proxy, so the core's redrive writes through it too; every
+ * other member is the transport's own, bound to it.
+ */
+export function journaled(transport: Transport, dlq: string, journal: Journal): Transport {
+  const publishRaw = transport.publishRaw?.bind(transport);
+  return new Proxy(transport, {
+    get(target, property) {
+      if (property === 'publishRaw' && publishRaw !== undefined) {
+        return async (queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions) => {
+          await publishRaw(queue, body, headers, options);
+          journal.mark(dlq, queue === dlq ? 'restored' : 'sent', recordHash(body));
+        };
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Finishes an interrupted action: every record it had already copied to its
+ * target (`sent`) and that is still on the DLQ is removed from it, and of a
+ * record it had written back (`restored`) and that is now on the DLQ twice,
+ * one copy is removed. Read from the DLQ as it is now, so a record whose
+ * original did leave is left alone.
+ */
+export async function recover(ctx: ActionContext, dlq: string, interrupted: InterruptedAction): Promise<ActionResult> {
+  const outcome = emptyResult('recover', dlq, typeof ctx.transport.remove === 'function' ? 'remove' : 'drain');
+  // A `sent` line names the copy written (the reset body), a `restored` one the stored bytes.
+  const byStored = new Map<string, ScannedRecord[]>();
+  const byCopy = new Map<string, ScannedRecord[]>();
+  let scanned = 0;
+  for await (const record of ctx.source.read(dlq, 0)) {
+    const add = (into: Map<string, ScannedRecord[]>, hash: string) => into.set(hash, [...(into.get(hash) ?? []), record]);
+    add(byStored, recordHash(record.body));
+    const plan = planRedrive(record.body, undefined);
+    if (plan.kind === 'send') add(byCopy, recordHash(plan.body));
+    if (++scanned >= ctx.scanLimit) break;
+  }
+  const extra: ScannedRecord[] = [];
+  const chosen = new Set<ScannedRecord>();
+  const pick = (copies: ScannedRecord[] | undefined, keep: number) => {
+    const left = (copies ?? []).filter((r) => !chosen.has(r));
+    if (left.length > keep) {
+      chosen.add(left[0] as ScannedRecord);
+      extra.push(left[0] as ScannedRecord);
+    }
+  };
+  for (const hash of interrupted.sent) pick(byCopy.get(hash), 0);
+  for (const hash of interrupted.restored) pick(byStored.get(hash), 1);
+  const remove = ctx.transport.remove?.bind(ctx.transport);
+  try {
+    if (remove !== undefined) {
+      for (const record of extra) push(outcome, (await remove(dlq, record.body)) ? item(record, 'deleted', 'a copy already on its target or written back') : item(record, 'not-found'));
+    } else if (extra.length > 0) {
+      const result = await takeChosen(ctx.transport, dlq, wantedOf(extra), takeOptions(ctx), (delivery) => delivery.settle({ kind: 'ack' }));
+      pushTaken(outcome, extra, result.done, 'deleted');
+    }
+  } catch (error) {
+    outcome.error = messageOf(error);
+  }
+  if (extra.length === 0) outcome.note = 'no record of the interrupted action is in two places';
+  log(ctx, outcome);
+  return finish(outcome);
 }
 
 const ITEMS_SHOWN = 200;

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigurationError, consoleLogger, dlqName, type Logger, type Transport } from '@babelqueue/core';
 
 /** Options of {@link startConsole}. */
@@ -35,6 +37,13 @@ export interface ConsoleOptions {
    * explanation, and its records are not listed.
    */
   readonly allowCountedReads?: boolean;
+  /**
+   * Where the journal of running actions lives (one small file per broker and
+   * DLQ, gone when the action ends). A redrive or delete killed midway leaves
+   * its file, and the next start shows which records may be in two places and
+   * offers to finish it. Default `~/.babelqueue/console`.
+   */
+  readonly journalDir?: string;
   /** The server's log lines (start, actions, errors; never a message body). Default the core's console logger. */
   readonly logger?: Logger;
 }
@@ -57,6 +66,7 @@ export interface ConsoleSettings {
   readonly sampleEveryMs: number;
   readonly idleMs: number;
   readonly allowCountedReads: boolean;
+  readonly journalDir: string;
   readonly logger: Logger;
 }
 
@@ -100,6 +110,7 @@ export function resolveSettings(options: ConsoleOptions): ConsoleSettings {
     sampleEveryMs: positive('sampleEveryMs', options.sampleEveryMs ?? 10_000),
     idleMs: positive('idleMs', options.idleMs ?? 1000),
     allowCountedReads: options.allowCountedReads === true,
+    journalDir: options.journalDir ?? join(homedir(), '.babelqueue', 'console'),
     logger: options.logger ?? consoleLogger(),
   };
 }

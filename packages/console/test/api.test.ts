@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { ConfigurationError, InMemoryTransport, REPLAY_BYPASS_HEADER } from '@babelqueue/core';
@@ -11,7 +14,7 @@ const SECRET = 'payload-marker-7f3a';
 
 async function consoleOn(transport: InMemoryTransport, options: Record<string, unknown> = {}) {
   const logger = captureLogger();
-  const running = await startConsole({ transport, queues: ['orders'], port: 0, logger, ...options });
+  const running = await startConsole({ transport, queues: ['orders'], port: 0, logger, journalDir: mkdtempSync(join(tmpdir(), 'bq-console-journal-')), ...options });
   const client = new ConsoleClient(running.url);
   return { running, client, logger };
 }
@@ -225,6 +228,56 @@ describe('console API over the in-memory transport', () => {
         assert.equal(transport.messages('orders.dlq').length, 3, 'every record still on the DLQ');
       } finally {
         await running.close();
+      }
+    });
+
+    it('a redrive stopped between the copy and the removal (a kill) is found at the next start, refuses new actions and is finished: each record on one side', async () => {
+      let dies = false;
+      class Dying extends InMemoryTransport {
+        override async remove(queue: string, body: Buffer): Promise<boolean> {
+          if (dies) throw new Error('process killed');
+          return super.remove(queue, body);
+        }
+      }
+      const transport = new Dying();
+      for (let i = 0; i < 3; i++) await transport.publishRaw('orders.dlq', foreignRecord({ urn: 'urn:babel:t:x', queue: 'orders', lang: 'php', dlLang: 'php', data: { i } }));
+      const journalDir = mkdtempSync(join(tmpdir(), 'bq-console-journal-'));
+      const first = await consoleOn(transport, { journalDir });
+      try {
+        await first.client.open();
+        dies = true;
+        const stopped = await first.client.post('/api/redrive', { dlq: 'orders.dlq', matching: 'all' });
+        assert.equal(stopped.status, 502);
+      } finally {
+        await first.running.close();
+      }
+      dies = false;
+      assert.equal(transport.messages('orders').length, 1, 'the first copy reached its target');
+      assert.equal(transport.messages('orders.dlq').length, 3, 'and its original is still on the DLQ: on both sides');
+      const next = await consoleOn(transport, { journalDir });
+      try {
+        const session = await next.client.open();
+        assert.deepEqual(session.interrupted.map((i: any) => [i.dlq, i.action, i.copied]), [['orders.dlq', 'redrive', 1]]);
+        assert.match(next.logger.text(), /was interrupted/);
+        const refused = await next.client.post('/api/delete', { dlq: 'orders.dlq', records: [{ index: 0, hash: '0'.repeat(16) }] });
+        assert.equal(refused.status, 409);
+        assert.match(refused.body.error, /interrupted.*finish it first/);
+        const finished = await next.client.post('/api/recover', { dlq: 'orders.dlq' });
+        assert.equal(finished.status, 200, JSON.stringify(finished.body));
+        assert.equal(finished.body.deleted, 1);
+        assert.equal(transport.messages('orders.dlq').length, 2, 'the redriven record left the DLQ; the two never copied stay');
+        assert.equal(transport.messages('orders').length, 1);
+        assert.deepEqual((await next.client.open()).interrupted, []);
+        const rest = await next.client.post('/api/redrive', { dlq: 'orders.dlq', matching: 'all' });
+        assert.equal(rest.body.redriven, 2, 'actions run again');
+      } finally {
+        await next.running.close();
+      }
+      const third = await consoleOn(transport, { journalDir });
+      try {
+        assert.deepEqual((await third.client.open()).interrupted, [], 'a finished action leaves no journal');
+      } finally {
+        await third.running.close();
       }
     });
 

@@ -11,6 +11,7 @@ interface Session {
   removes: 'in-place' | 'take-and-restore';
   can: { depth: boolean; remove: boolean; redrive: boolean; bypass: boolean; purge: boolean; delete: boolean };
   limits: { scan: number; page: number; sort_window: number; browse: number };
+  interrupted: { dlq: string; action: string; started_at: number; copied: number; written_back: number }[];
 }
 
 interface Summary {
@@ -158,6 +159,14 @@ async function loadStats(): Promise<void> {
   }
 }
 
+/** An action a killed console left unfinished on this DLQ: new actions are refused until it is finished. */
+function showInterrupted(): void {
+  const left = session.interrupted.find((i) => i.dlq === dlq);
+  $('interrupted').hidden = left === undefined || session.read_only;
+  if (left === undefined) return;
+  $('interrupted-text').textContent = `An earlier ${left.action} on ${dlq} (started ${time(left.started_at)}) was interrupted: ${n(left.copied)} record(s) already copied to their target and ${n(left.written_back)} written back may also still be on this DLQ. Finishing removes those second copies from the DLQ.`;
+}
+
 function showNotice(text: string): void {
   const notice = $('notice');
   notice.textContent = text;
@@ -233,6 +242,7 @@ function renderTabs(depths: Map<string, number | null>): void {
     button.setAttribute('aria-current', String(name === dlq));
     button.addEventListener('click', () => {
       dlq = name;
+      showInterrupted();
       resetView();
       void refresh();
     });
@@ -518,6 +528,12 @@ async function start(): Promise<void> {
     hint.textContent = `The ${session.broker.binding} binding cannot delete one record in place. Delete and redrive of chosen records take records off the head of the DLQ, remove the chosen ones and write the others taken ahead of them back to the end of the queue: nothing is lost, but their order changes.`;
     hint.hidden = false;
   }
+  showInterrupted();
+  $('recover').addEventListener('click', () => void (async () => {
+    await runAction('/api/recover', {});
+    session = await api<Session>('/api/session');
+    showInterrupted();
+  })());
   if (session.reads === 'none') showNotice(`The ${session.broker.binding} binding cannot read a queue without consuming it, so records are not listed.`);
   renderTabs(tabDepths);
 
