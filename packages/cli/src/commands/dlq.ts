@@ -95,8 +95,12 @@ async function list(cli: Args, io: CliIo): Promise<number> {
   return withBroker('dlq', cli.global, async (broker) => {
     const dlq = dlqOf(cli, broker.transport);
     const records = (await browseOf(broker, dlq, cli)(max)).map(summary);
+    // How many wait, where the binding can tell: a listing shorter than the DLQ says it is partial.
+    const { transport } = broker;
+    const depth = typeof transport.depth === 'function' ? await broker.call(`depth ${dlq}`, transport.depth(dlq)) : null;
+    const partial = depth === null ? records.length === max : depth > records.length;
     if (cli.global.json) {
-      io.stdout(jsonLine({ dlq, count: records.length, records }));
+      io.stdout(jsonLine({ dlq, count: records.length, depth, partial, records }));
       return 0;
     }
     if (records.length === 0) {
@@ -107,7 +111,8 @@ async function list(cli: Args, io: CliIo): Promise<number> {
       ['META.ID', 'REASON', 'ATTEMPTS', 'JOB', 'TRACE_ID', 'ERROR'],
       ...records.map((r) => [r.id || '-', r.reason || '-', r.attempts === null ? '-' : String(r.attempts), r.job || '-', r.trace_id || '-', clip(r.error ?? '-', 60)]),
     ]));
-    io.stderr(`${records.length} record${records.length === 1 ? '' : 's'} on ${dlq}${records.length === max ? ` (first ${max}; --max for more)` : ''}\n`);
+    const shown = `${records.length}${depth !== null && partial ? ` of ${depth}` : ''} record${records.length === 1 && !partial ? '' : 's'}`;
+    io.stderr(`${shown} on ${dlq}${partial ? ` (partial: the first ${records.length}; --max for more)` : ''}\n`);
     return 0;
   });
 }
