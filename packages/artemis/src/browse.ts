@@ -13,16 +13,22 @@ export const SCAN_BATCH = 200;
 /**
  * Reads up to `max` bodies from the head of `queue` without consuming them: a
  * browsing receiver (`distribution-mode: copy`, which Artemis serves with a
- * queue browser) given `max` credit in drain mode, so the broker sends what it
- * has and then says it has no more.
+ * queue browser) drained a round at a time, as {@link scanQueue} does, until
+ * `max` or a round that brings nothing. One round is not enough: Artemis may
+ * answer a drain before its browser has reached every message (a `dlq list`
+ * printed 79 to 100 records of 100 as the whole DLQ).
  */
 export async function browseQueue(connection: Connection, lost: Promise<void>, queue: string, max: number): Promise<Buffer[]> {
   if (max <= 0) return [];
   const bodies: Buffer[] = [];
   await withReceiver(connection, lost, queue, 'copy', async (receiver) => {
-    await drainRound(receiver, max, (message) => {
-      if (bodies.length < max) bodies.push(readBody(message).body);
-    });
+    for (;;) {
+      const before = bodies.length;
+      await drainRound(receiver, Math.min(SCAN_BATCH, max - bodies.length), (message) => {
+        if (bodies.length < max) bodies.push(readBody(message).body);
+      });
+      if (bodies.length === before || bodies.length >= max) return;
+    }
   });
   return bodies;
 }

@@ -1,5 +1,6 @@
 import rhea, { type Connection, type ConnectionOptions, type Container, type EventContext } from 'rhea';
 import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import { separateOutcomes } from './dispositions.js';
 import { ArtemisUnavailableError, TransportClosedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { redactCredentials } from './url.js';
@@ -130,6 +131,7 @@ export class ConnectionManager {
       ...(endpoint.tls ? { servername: endpoint.host, ...tls } : {}),
     } as ConnectionOptions;
     const connection = this.container.connect(options);
+    separateOutcomes(connection);
     let opened = false;
     let remoteError: Error | undefined;
     let resolveLoss!: () => void;

@@ -65,6 +65,10 @@ Works on the dead-letter queue <queue>.dlq (or --dlq NAME).
                       --max N          at most N records (default 100)
   show ID           one record, in full, by meta.id (or --id ID)
                       --max N          search the first N records (default 1000)
+                    list and show refuse a RabbitMQ quorum queue: reading it takes
+                    every record and puts it back, which counts a delivery, and at
+                    its delivery limit RabbitMQ drops the record.
+                      --allow-counted-reads   read anyway, at that cost
   redrive           send records back to their original queue, attempts reset
                     and dead_letter removed
                       --id ID          only this meta.id (repeatable)
@@ -96,6 +100,10 @@ Needs the @babelqueue/console package.
   --basic-auth U:P  require HTTP basic auth (or $BABELQUEUE_CONSOLE_BASIC_AUTH)
   --scan-limit N    records one page, search or bulk action reads at most
                     (default 100000)
+  --allow-counted-reads
+                    read DLQs where a read counts a delivery of every record
+                    (a RabbitMQ quorum queue: at its delivery limit RabbitMQ drops
+                    the record); refused without it
 
 Example:
   babelqueue console --url redis://127.0.0.1:6379 --queue orders --queue payments

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { broker, uniqueQueue, type BrokerName } from '../../../test/support/brokers.js';
+import amqp from 'amqplib';
+import { until } from '../../../test/support/until.js';
 import { jsonLines, run } from './support/capture.js';
 
 /** Each broker's URL for the CLI; Kafka needs retry tiers for the demo's retry path. */
@@ -154,6 +156,33 @@ describe('babelqueue on sqs', { skip: sqsLab.skip }, () => {
     assert.deepEqual(jsonLines(purged.out)[0], { dlq: `${queue}-dlq`, purged: 1 });
     const empty = await run(['dlq', 'list', '--url', url, '--queue', queue]);
     assert.equal(empty.out, `${queue}-dlq is empty\n`);
+  });
+});
+
+const rabbit = broker('rabbitmq');
+describe('babelqueue dlq list|show on a RabbitMQ quorum DLQ with a delivery limit', { skip: rabbit.skip }, () => {
+  test('refuses to read it (each read counts a delivery; at the limit RabbitMQ drops the record), loses nothing, and reads it with --allow-counted-reads', async () => {
+    const queue = uniqueQueue('cli-qq');
+    const dlq = `${queue}.dlq`;
+    const connection = await amqp.connect(rabbit.url!);
+    try {
+      const channel = await connection.createChannel();
+      await channel.assertQueue(dlq, { durable: true, arguments: { 'x-queue-type': 'quorum', 'x-delivery-limit': 5 } });
+      for (let i = 0; i < 3; i++) channel.sendToQueue(dlq, Buffer.from(JSON.stringify({ job: 'urn:babel:t:x', trace_id: `t-${i}`, data: {}, meta: { id: `m-${i}`, queue, lang: 'go', schema_version: 1, created_at: 1 }, attempts: 0 })), { persistent: true });
+      await until(async () => (await channel.checkQueue(dlq)).messageCount === 3, 10_000, 'three records on the quorum DLQ');
+      for (let read = 0; read < 6; read++) {
+        const refused = await run(['dlq', read % 2 === 0 ? 'list' : 'show', ...(read % 2 === 0 ? [] : ['m-1']), '--url', rabbit.url!, '--queue', queue]);
+        assert.equal(refused.code, 1, refused.err);
+        assert.match(refused.err, /it is a quorum queue.*x-delivery-count.*--allow-counted-reads/s);
+      }
+      assert.equal((await channel.checkQueue(dlq)).messageCount, 3, 'nothing lost');
+      const listed = await run(['dlq', 'list', '--url', rabbit.url!, '--queue', queue, '--allow-counted-reads', '--json']);
+      assert.equal(listed.code, 0, listed.err);
+      assert.equal(jsonLines(listed.out)[0]!.count, 3);
+      await channel.deleteQueue(dlq);
+    } finally {
+      await connection.close();
+    }
   });
 });
 

@@ -7,6 +7,10 @@ import { jsonLines, memoryUrl, run } from './support/capture.js';
 const URN = 'urn:babel:orders:created';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+function pick(listing: Record<string, unknown>): Record<string, unknown> {
+  return { count: listing.count, depth: listing.depth, partial: listing.partial };
+}
+
 async function memoryTransport(url: string): Promise<InMemoryTransport> {
   return (await transportFromUrl(url)) as InMemoryTransport;
 }
@@ -146,6 +150,19 @@ describe('babelqueue dlq (in-process, after a demo on the same memory:// broker)
     assert.match(human.out, /^META\.ID\s+REASON\s+ATTEMPTS\s+JOB\s+TRACE_ID\s+ERROR\n/);
     for (const text of [record.meta.id, 'failed', 'Payment gateway timeout', record.trace_id]) assert.ok(human.out.includes(text), text);
     assert.match(human.err, /1 record on orders\.dlq/);
+  });
+
+  test('list says when it shows part of the DLQ: the count beside the depth', async () => {
+    const url = memoryUrl();
+    const broker = await memoryTransport(url);
+    for (let i = 0; i < 5; i++) await broker.publishRaw('orders.dlq', Buffer.from(`{"job":"urn:babel:t:x","trace_id":"t","data":{},"meta":{"id":"m-${i}","queue":"orders","lang":"go","schema_version":1,"created_at":1},"attempts":0}`));
+    const json = await run(['dlq', 'list', '--url', url, '--queue', 'orders', '--max', '2', '--json']);
+    assert.equal(json.code, 0, json.err);
+    assert.deepEqual(pick(jsonLines(json.out)[0]!), { count: 2, depth: 5, partial: true });
+    const whole = await run(['dlq', 'list', '--url', url, '--queue', 'orders', '--max', '5', '--json']);
+    assert.deepEqual(pick(jsonLines(whole.out)[0]!), { count: 5, depth: 5, partial: false });
+    const human = await run(['dlq', 'list', '--url', url, '--queue', 'orders', '--max', '2']);
+    assert.match(human.err, /^2 of 5 records on orders\.dlq \(partial: the first 2; --max for more\)\n$/);
   });
 
   test('show prints one record in full by meta.id; an unknown id is exit 1', async () => {

@@ -56,9 +56,12 @@ describe('babelqueue console', () => {
       const printed = JSON.parse(out) as { url: string; open: string; read_only: boolean };
       assert.match(printed.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
       assert.equal(printed.read_only, true);
-      const session = await (await fetch(new URL('/api/session', printed.url))).json() as { read_only: boolean; dlqs: string[] };
+      const opened = await fetch(new URL('/api/session', printed.url));
+      const session = await opened.json() as { read_only: boolean; dlqs: string[]; csrf: string };
       assert.deepEqual([session.read_only, session.dlqs], [true, ['orders.dlq']]);
-      const records = await (await fetch(new URL('/api/records?dlq=orders.dlq', printed.url))).json() as { records: { kind: string }[] };
+      // Reads need the session's cookie and CSRF token, as the page sends them.
+      const cookie = (opened.headers.getSetCookie()[0] ?? '').split(';')[0]!;
+      const records = await (await fetch(new URL('/api/records?dlq=orders.dlq', printed.url), { headers: { Cookie: cookie, 'X-BQ-CSRF': session.csrf } })).json() as { records: { kind: string }[] };
       assert.deepEqual(records.records.map((r) => r.kind), ['poison']);
     } finally {
       stop.abort();

@@ -1,10 +1,11 @@
-import { redrive, REDRIVE_BATCH_CEILING, type Logger, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type ScannedRecord, type Transport } from '@babelqueue/core';
+import type { InterruptedAction, Journal } from './journal.js';
 import { matches, type RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
 import { describe, recordHash, summarize } from './records.js';
 import { planRedrive, ridersOf } from './redrive-plan.js';
 import type { RecordSource } from './source.js';
-import { takeAndDelete } from './take-and-delete.js';
+import { takeChosen } from './take-chosen.js';
 
 /** What happened to one record in an action. */
 export interface ActionItem {
@@ -20,7 +21,7 @@ export interface ActionItem {
 
 /** The counts an action reports, and the error that stopped it midway (nothing was lost). */
 export interface ActionResult {
-  readonly action: 'redrive' | 'delete' | 'purge';
+  readonly action: 'redrive' | 'delete' | 'purge' | 'recover';
   readonly dlq: string;
   /** How records were moved: `remove` (targeted, list brokers), `drain` (take and restore), `purge`. */
   readonly method: 'remove' | 'drain' | 'purge';
@@ -52,7 +53,80 @@ export interface ActionContext {
   readonly idleMs: number;
 }
 
+/**
+ * The transport as an action on `dlq` uses it: every raw write is journaled
+ * once it is done (`sent` to another queue, `restored` to the DLQ itself),
+ * before the original leaves the DLQ, so a kill in between is found at the
+ * next start. A proxy, so the core's redrive writes through it too; every
+ * other member is the transport's own, bound to it.
+ */
+export function journaled(transport: Transport, dlq: string, journal: Journal): Transport {
+  const publishRaw = transport.publishRaw?.bind(transport);
+  return new Proxy(transport, {
+    get(target, property) {
+      if (property === 'publishRaw' && publishRaw !== undefined) {
+        return async (queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions) => {
+          await publishRaw(queue, body, headers, options);
+          journal.mark(dlq, queue === dlq ? 'restored' : 'sent', recordHash(body));
+        };
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/**
+ * Finishes an interrupted action: every record it had already copied to its
+ * target (`sent`) and that is still on the DLQ is removed from it, and of a
+ * record it had written back (`restored`) and that is now on the DLQ twice,
+ * one copy is removed. Read from the DLQ as it is now, so a record whose
+ * original did leave is left alone.
+ */
+export async function recover(ctx: ActionContext, dlq: string, interrupted: InterruptedAction): Promise<ActionResult> {
+  const outcome = emptyResult('recover', dlq, typeof ctx.transport.remove === 'function' ? 'remove' : 'drain');
+  // A `sent` line names the copy written (the reset body), a `restored` one the stored bytes.
+  const byStored = new Map<string, ScannedRecord[]>();
+  const byCopy = new Map<string, ScannedRecord[]>();
+  let scanned = 0;
+  for await (const record of ctx.source.read(dlq, 0)) {
+    const add = (into: Map<string, ScannedRecord[]>, hash: string) => into.set(hash, [...(into.get(hash) ?? []), record]);
+    add(byStored, recordHash(record.body));
+    const plan = planRedrive(record.body, undefined);
+    if (plan.kind === 'send') add(byCopy, recordHash(plan.body));
+    if (++scanned >= ctx.scanLimit) break;
+  }
+  const extra: ScannedRecord[] = [];
+  const chosen = new Set<ScannedRecord>();
+  const pick = (copies: ScannedRecord[] | undefined, keep: number) => {
+    const left = (copies ?? []).filter((r) => !chosen.has(r));
+    if (left.length > keep) {
+      chosen.add(left[0] as ScannedRecord);
+      extra.push(left[0] as ScannedRecord);
+    }
+  };
+  for (const hash of interrupted.sent) pick(byCopy.get(hash), 0);
+  for (const hash of interrupted.restored) pick(byStored.get(hash), 1);
+  const remove = ctx.transport.remove?.bind(ctx.transport);
+  try {
+    if (remove !== undefined) {
+      for (const record of extra) push(outcome, (await remove(dlq, record.body)) ? item(record, 'deleted', 'a copy already on its target or written back') : item(record, 'not-found'));
+    } else if (extra.length > 0) {
+      const result = await takeChosen(ctx.transport, dlq, wantedOf(extra), takeOptions(ctx), (delivery) => delivery.settle({ kind: 'ack' }));
+      pushTaken(outcome, extra, result.done, 'deleted');
+    }
+  } catch (error) {
+    outcome.error = messageOf(error);
+  }
+  if (extra.length === 0) outcome.note = 'no record of the interrupted action is in two places';
+  log(ctx, outcome);
+  return finish(outcome);
+}
+
 const ITEMS_SHOWN = 200;
+
+/** The least wait of a drain for chosen records (it ends as soon as they are all taken). */
+const FIRST_DELIVERY_WAIT_MS = 10_000;
 
 /** Records a bulk redrive over a list broker moves per scan. */
 const CHUNK = 200;
@@ -70,16 +144,14 @@ export async function redriveSelected(ctx: ActionContext, dlq: string, refs: rea
   if (typeof ctx.transport.remove === 'function') {
     return removeEach(ctx, dlq, [...found.values()], request, missing);
   }
-  const ids = new Set([...found.values()].map((r) => summarize(r).message_id).filter((id): id is string => id !== null && id !== ''));
-  const result = await drainRedrive(ctx, dlq, request, (id) => ids.has(id), missing);
-  return { ...result, note: 'matched by meta.id: every record with a selected meta.id among those taken moves' };
+  return takeAndRedrive(ctx, dlq, [...found.values()], request, missing);
 }
 
 /** Redrives every record that passes `filter`, up to the scan limit (list brokers) or the drain ceiling. */
 export async function redriveMatching(ctx: ActionContext, dlq: string, filter: RecordFilter, request: RedriveRequest): Promise<ActionResult> {
   refuseBypass(ctx.transport, request);
   if (typeof ctx.transport.remove !== 'function' || ctx.source.mode !== 'scan') {
-    return drainRedrive(ctx, dlq, request, undefined, [], filter);
+    return drainRedrive(ctx, dlq, request, filter);
   }
   // Scan a chunk of matches, move them, go on from where the scan stopped less what left the list.
   const outcome = emptyResult('redrive', dlq, 'remove');
@@ -123,23 +195,13 @@ export async function deleteSelected(ctx: ActionContext, dlq: string, refs: read
         push(outcome, removed ? item(record, 'deleted') : item(record, 'not-found', 'taken by someone else meanwhile'));
       }
     } else if (records.length > 0) {
-      const wanted = new Map<string, number>();
-      for (const record of records) wanted.set(recordHash(record.body), (wanted.get(recordHash(record.body)) ?? 0) + 1);
-      const result = await takeAndDelete(ctx.transport, dlq, wanted, { max: REDRIVE_BATCH_CEILING, idleMs: ctx.idleMs });
-      const left = [...result.deleted];
-      for (const record of records) {
-        const at = left.indexOf(recordHash(record.body));
-        if (at >= 0) left.splice(at, 1);
-        push(outcome, at >= 0 ? item(record, 'deleted') : item(record, 'not-found', 'not among the records taken'));
-      }
+      const result = await takeChosen(ctx.transport, dlq, wantedOf(records), takeOptions(ctx), (delivery) => delivery.settle({ kind: 'ack' }));
+      pushTaken(outcome, records, result.done, 'deleted');
       if (result.restored > 0) outcome.note = `${result.restored} record(s) taken ahead of them were written back to the end of ${dlq}`;
     }
   } catch (error) {
     // A drain that stopped midway says which records it had already deleted.
-    for (const hash of (error as { deleted?: string[] }).deleted ?? []) {
-      const record = records.find((r) => recordHash(r.body) === hash);
-      if (record !== undefined) push(outcome, item(record, 'deleted'));
-    }
+    pushDone(outcome, records, (error as { done?: string[] }).done ?? [], 'deleted');
     outcome.error = messageOf(error);
   }
   ctx.logger.info({ dlq, action: 'delete', method: outcome.method, deleted: outcome.deleted, notFound: outcome.not_found, ...(outcome.error ? { error: outcome.error } : {}) }, 'console: delete');
@@ -182,28 +244,99 @@ async function removeEach(ctx: ActionContext, dlq: string, records: readonly Sca
   return finish(outcome);
 }
 
-/** The core's redrive (drain, then restore or reset) for brokers without targeted removal. */
-async function drainRedrive(
-  ctx: ActionContext,
-  dlq: string,
-  request: RedriveRequest,
-  byId: ((id: string) => boolean) | undefined,
-  missing: ActionItem[],
-  filter?: RecordFilter,
-): Promise<ActionResult> {
+/**
+ * Redrive of chosen records on a broker without targeted removal: take the
+ * records up to the last chosen one ({@link takeChosen}), write each chosen
+ * one's reset copy to its target before acknowledging it, write the others
+ * taken ahead of them back, and leave the rest in place. Records that would
+ * fail again (poison, version-gated, no target) are kept without being taken.
+ */
+async function takeAndRedrive(ctx: ActionContext, dlq: string, records: readonly ScannedRecord[], request: RedriveRequest, missing: ActionItem[]): Promise<ActionResult> {
   const outcome = emptyResult('redrive', dlq, 'drain');
   outcome.items.push(...missing);
   outcome.not_found = missing.length;
+  const publishRaw = ctx.transport.publishRaw?.bind(ctx.transport);
+  if (publishRaw === undefined) throw new UnsupportedActionError(`the ${ctx.transport.rules.name} binding cannot write raw records`);
+  const moving: ScannedRecord[] = [];
+  for (const record of records) {
+    const plan = planRedrive(record.body, request.toQueue);
+    if (plan.kind === 'keep') push(outcome, item(record, 'kept', plan.why));
+    else moving.push(record);
+  }
+  const targets = new Map<string, string>();
+  try {
+    if (moving.length > 0) {
+      const result = await takeChosen(ctx.transport, dlq, wantedOf(moving), takeOptions(ctx), async (delivery) => {
+        const plan = planRedrive(delivery.body, request.toQueue);
+        if (plan.kind === 'keep') throw new Error('a chosen record changed under the action');
+        await publishRaw(plan.target, plan.body, ridersOf(delivery.headers, request.bypass), delivery.key === undefined ? undefined : { key: delivery.key });
+        await delivery.settle({ kind: 'ack' });
+        targets.set(recordHash(delivery.body), plan.target);
+      });
+      pushTaken(outcome, moving, result.done, 'redriven', targets);
+      if (result.restored > 0) outcome.note = `${result.restored} record(s) taken ahead of them were written back to the end of ${dlq}`;
+    }
+  } catch (error) {
+    pushDone(outcome, moving, (error as { done?: string[] }).done ?? [], 'redriven', targets);
+    outcome.error = messageOf(error);
+  }
+  log(ctx, outcome);
+  return finish(outcome);
+}
+
+/** The fingerprints of `records`, each with how many times it is chosen. */
+function wantedOf(records: readonly ScannedRecord[]): Map<string, number> {
+  const wanted = new Map<string, number>();
+  for (const record of records) wanted.set(recordHash(record.body), (wanted.get(recordHash(record.body)) ?? 0) + 1);
+  return wanted;
+}
+
+/**
+ * The drain of an action on chosen records ends as soon as every chosen record
+ * was taken, so its wait only matters when one is missing; it is at least
+ * {@link FIRST_DELIVERY_WAIT_MS}, because some brokers' clients take seconds
+ * to hand over the first record (the Service Bus SDK: a chosen record was
+ * reported "not found" with a 1 s wait).
+ */
+function takeOptions(ctx: ActionContext): { max: number; idleMs: number } {
+  return { max: REDRIVE_BATCH_CEILING, idleMs: Math.max(ctx.idleMs, FIRST_DELIVERY_WAIT_MS) };
+}
+
+/** One item per chosen record: `done` (fingerprints handled) says which were; the others were not among those taken. */
+function pushTaken(outcome: Mutable<ActionResult>, records: readonly ScannedRecord[], done: readonly string[], as: 'deleted' | 'redriven', targets?: ReadonlyMap<string, string>): void {
+  const left = [...done];
+  for (const record of records) {
+    const at = left.indexOf(recordHash(record.body));
+    if (at >= 0) left.splice(at, 1);
+    const target = targets?.get(recordHash(record.body));
+    push(outcome, at >= 0 ? { ...item(record, as), ...(target !== undefined ? { to: target } : {}) } : item(record, 'not-found', 'not among the records taken'));
+  }
+}
+
+/** After an error: items for the chosen records already handled. */
+function pushDone(outcome: Mutable<ActionResult>, records: readonly ScannedRecord[], done: readonly string[], as: 'deleted' | 'redriven', targets?: ReadonlyMap<string, string>): void {
+  const pool = [...records];
+  for (const hash of done) {
+    const at = pool.findIndex((r) => recordHash(r.body) === hash);
+    if (at < 0) continue;
+    const [record] = pool.splice(at, 1) as [ScannedRecord];
+    const target = targets?.get(hash);
+    push(outcome, { ...item(record, as), ...(target !== undefined ? { to: target } : {}) });
+  }
+}
+
+/** The core's redrive of every record matching `filter` (drain, then reset or restore) for brokers without targeted removal. */
+async function drainRedrive(ctx: ActionContext, dlq: string, request: RedriveRequest, filter: RecordFilter): Promise<ActionResult> {
+  const outcome = emptyResult('redrive', dlq, 'drain');
   try {
     const result = await redrive(ctx.transport, {
       from: dlq,
       bypass: request.bypass,
       idleMs: ctx.idleMs,
       ...(request.toQueue !== undefined ? { toQueue: request.toQueue } : {}),
-      select: (env) => (byId === undefined || byId(env.meta.id)) && (filter === undefined || matches(describe(env as unknown as Record<string, unknown>), filter)),
+      select: (env) => matches(describe(env as unknown as Record<string, unknown>), filter),
     });
     for (const it of result.items) {
-      if (!it.redriven && byId !== undefined) continue; // unselected records were restored untouched
       push(outcome, {
         hash: '',
         message_id: it.messageId || null,

@@ -59,6 +59,39 @@ export function parseFilter(query: (name: string) => string | undefined): Record
   return filter as RecordFilter;
 }
 
+/** The filter names a request may carry (query parameters, or the keys of a bulk action's `matching`). */
+export const FILTER_PARAMS = ['reason', 'urn', 'lang', 'dl_lang', 'since', 'until', 'q'] as const;
+
+/**
+ * The filter of a bulk action (`"matching"` in a JSON body), checked strictly
+ * because a filter that silently drops a part matches more than asked: an
+ * unknown key, a value that is not a string (`since`/`until`: also ms as a
+ * number) or a filter that narrows nothing is a {@link BadQueryError}. Every
+ * record is only ever chosen explicitly, with `"matching": "all"`.
+ */
+export function parseMatching(value: unknown): RecordFilter | 'all' {
+  if (value === 'all') return 'all';
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new BadQueryError('"matching" must be an object of filters (reason, urn, lang, dl_lang, since, until, q), or "all" for every record');
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  for (const [key, raw] of entries) {
+    if (!(FILTER_PARAMS as readonly string[]).includes(key)) {
+      throw new BadQueryError(`unknown filter "${key}" in "matching"; the filters are ${FILTER_PARAMS.join(', ')}`);
+    }
+    const timeKey = key === 'since' || key === 'until';
+    if (typeof raw !== 'string' && !(timeKey && typeof raw === 'number')) {
+      throw new BadQueryError(`filter "${key}" in "matching" must be a ${timeKey ? 'string or a number (ms)' : 'string'}, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`);
+    }
+  }
+  const filter = parseFilter((name) => {
+    const raw = (value as Record<string, unknown>)[name];
+    return raw === undefined ? undefined : String(raw);
+  });
+  if (!isFiltering(filter)) throw new BadQueryError('"matching" narrows nothing (no filter, or only blank ones); send "matching": "all" to choose every record');
+  return filter;
+}
+
 /** The sort in `sort` (a field) and `dir` (`asc` | `desc`). */
 export function parseSort(query: (name: string) => string | undefined): Sort {
   const field = query('sort')?.trim() || 'position';

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigurationError, consoleLogger, dlqName, type Logger, type Transport } from '@babelqueue/core';
 
 /** Options of {@link startConsole}. */
@@ -27,6 +29,21 @@ export interface ConsoleOptions {
   readonly sampleEveryMs?: number;
   /** Brokers without targeted removal: the drain ends once no record arrived for this long. Default 1000 ms. */
   readonly idleMs?: number;
+  /**
+   * Read queues where reading counts a delivery of every record read (a
+   * RabbitMQ quorum queue: each page, search or chart takes every record and
+   * puts it back, and at the queue's delivery limit RabbitMQ drops or
+   * dead-letters it). Default false: such a DLQ is refused with an
+   * explanation, and its records are not listed.
+   */
+  readonly allowCountedReads?: boolean;
+  /**
+   * Where the journal of running actions lives (one small file per broker and
+   * DLQ, gone when the action ends). A redrive or delete killed midway leaves
+   * its file, and the next start shows which records may be in two places and
+   * offers to finish it. Default `~/.babelqueue/console`.
+   */
+  readonly journalDir?: string;
   /** The server's log lines (start, actions, errors; never a message body). Default the core's console logger. */
   readonly logger?: Logger;
 }
@@ -48,6 +65,8 @@ export interface ConsoleSettings {
   readonly scanLimit: number;
   readonly sampleEveryMs: number;
   readonly idleMs: number;
+  readonly allowCountedReads: boolean;
+  readonly journalDir: string;
   readonly logger: Logger;
 }
 
@@ -90,6 +109,8 @@ export function resolveSettings(options: ConsoleOptions): ConsoleSettings {
     scanLimit: positive('scanLimit', options.scanLimit ?? 100_000),
     sampleEveryMs: positive('sampleEveryMs', options.sampleEveryMs ?? 10_000),
     idleMs: positive('idleMs', options.idleMs ?? 1000),
+    allowCountedReads: options.allowCountedReads === true,
+    journalDir: options.journalDir ?? join(homedir(), '.babelqueue', 'console'),
     logger: options.logger ?? consoleLogger(),
   };
 }

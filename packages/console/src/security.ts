@@ -5,7 +5,7 @@ import { isLoopback, type AuthSettings } from './options.js';
 
 /** The session cookie: a random id; the CSRF token is derived from it. */
 export const SESSION_COOKIE = 'bq_console_session';
-/** The header every POST must carry with the session's CSRF token. */
+/** The header every API request (but `/api/session`) must carry with the session's CSRF token. */
 export const CSRF_HEADER = 'x-bq-csrf';
 
 /** No inline script or style, nothing from elsewhere, no framing. */
@@ -28,9 +28,10 @@ const MAX_SESSIONS = 1000;
  * - on a loopback address the `Host` header must name loopback (DNS rebinding);
  * - `token`: a session cookie set by `/?token=…`, or `Authorization: Bearer`;
  *   `basic`: the browser's basic auth on every request;
- * - every POST needs `Content-Type: application/json`, a same-origin `Origin`
- *   when the browser sends one, and the CSRF header matching the session
- *   cookie (a Bearer request carries no ambient credential and needs none).
+ * - every API request (reads too) is refused from another site (`Sec-Fetch-Site`,
+ *   `Origin`) and needs the CSRF header matching the session cookie (a Bearer
+ *   request carries no ambient credential and needs none); a POST also needs
+ *   `Content-Type: application/json`.
  */
 export class Guard {
   private readonly secret = randomBytes(32);
@@ -85,11 +86,22 @@ export class Guard {
     };
   }
 
-  /** CSRF and same-origin checks on every state-changing request. */
+  /**
+   * CSRF and same-origin checks on every API request, reads included: on some
+   * brokers a read moves messages (RabbitMQ takes and puts back), so no API
+   * route may answer a request another site's page makes (an `<img>` tag, a
+   * form). Every `/api/*` request is refused when `Sec-Fetch-Site` or `Origin`
+   * names another site, and must carry the session's CSRF token (which only
+   * the console's own page can read) or a Bearer token; `/api/session`, where
+   * the page gets its token, needs only the same-origin checks. A POST also
+   * needs a JSON body.
+   */
   csrf(): MiddlewareHandler {
     return async (c, next) => {
-      if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-        if (!(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {
+      const api = c.req.path.startsWith('/api/');
+      const write = c.req.method !== 'GET' && c.req.method !== 'HEAD';
+      if (api || write) {
+        if (write && !(c.req.header('content-type') ?? '').toLowerCase().startsWith('application/json')) {
           return c.json({ error: 'actions take a JSON body (Content-Type: application/json)' }, 415);
         }
         const origin = c.req.header('origin');
@@ -98,11 +110,11 @@ export class Guard {
         }
         const site = c.req.header('sec-fetch-site');
         if (site !== undefined && site !== 'same-origin' && site !== 'none') return c.json({ error: 'cross-site request refused' }, 403);
-        if (!this.bearer(c)) {
+        if ((write || c.req.path !== '/api/session') && !this.bearer(c)) {
           const session = getCookie(c, SESSION_COOKIE);
           const token = c.req.header(CSRF_HEADER);
           if (session === undefined || token === undefined || !same(token, this.csrfToken(session))) {
-            return c.json({ error: 'missing or wrong CSRF token: reload the page' }, 403);
+            return c.json({ error: `missing or wrong CSRF token (${CSRF_HEADER}): reload the page; scripts send it from GET /api/session with its cookie, or use a Bearer token` }, 403);
           }
         }
       }

@@ -1,11 +1,13 @@
 import type { AddressInfo } from 'node:net';
+import { CountedReadError } from '@babelqueue/core';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ASSETS } from './assets.generated.js';
-import { deleteSelected, purgeAll, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
+import { deleteSelected, journaled, purgeAll, recover, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
 import { DepthHistory } from './depth-history.js';
-import { BadQueryError, parseFilter, parseSort } from './filter.js';
+import { BadQueryError, parseFilter, parseMatching, parseSort } from './filter.js';
+import { Journal, type InterruptedAction } from './journal.js';
 import { KeyedLock } from './keyed-lock.js';
 import { locate, type RecordRef } from './locate.js';
 import { BROWSE_MAX, HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
@@ -44,7 +46,7 @@ export interface RunningConsole {
  */
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const settings = resolveSettings(options);
-  const source = recordSource(settings.transport, BROWSE_MAX);
+  const source = recordSource(settings.transport, BROWSE_MAX, settings.allowCountedReads);
   const history = new DepthHistory(settings.dlqs, (dlq) => lock.run(dlq, () => source.depth(dlq)), HISTORY_KEEP);
   const lock = new KeyedLock();
   const app = consoleApp(settings, source, history, lock);
@@ -77,6 +79,15 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
   const { transport, logger } = settings;
   const guard = new Guard(settings.auth, settings.host);
   const actions: ActionContext = { transport, source, logger, scanLimit: settings.scanLimit, idleMs: settings.idleMs };
+  const journal = new Journal(settings.journalDir, `${transport.rules.name} ${transport.target}`);
+  // Actions a killed console left unfinished: shown by the page and refused new actions until finished.
+  const interrupted = new Map<string, InterruptedAction>();
+  for (const dlq of settings.dlqs) {
+    const found = journal.interrupted(dlq);
+    if (found === undefined) continue;
+    interrupted.set(dlq, found);
+    logger.warn({ dlq, action: found.action, startedAt: found.started_at, sent: found.sent.length, restored: found.restored.length }, 'console: an earlier action on this DLQ was interrupted; finish it from the page (POST /api/recover)');
+  }
   const app = new Hono();
   app.use('*', guard.headers(), guard.hostCheck(), guard.authenticate(), guard.csrf());
   app.use('/api/*', bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ error: 'request body over 1 MiB' }, 413) }));
@@ -106,6 +117,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
       delete: typeof transport.remove === 'function' || (typeof transport.publishRaw === 'function'),
     },
     limits: { scan: settings.scanLimit, page: PAGE_MAX, sort_window: SORT_WINDOW, browse: BROWSE_MAX },
+    interrupted: [...interrupted.values()].map((i) => ({ dlq: i.dlq, action: i.action, started_at: i.started_at, copied: i.sent.length, written_back: i.restored.length })),
   }));
 
   app.get('/api/records', (c) => withDlq(c, async (dlq) => {
@@ -135,21 +147,32 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
 
   app.get('/api/history', (c) => withDlq(c, async (dlq) => c.json({ dlq, history: history.of(dlq) }), false));
 
-  app.post('/api/redrive', (c) => action(c, async (dlq, body) => {
-    const request: RedriveRequest = {
-      bypass: body.bypass === true,
-      ...(typeof body.to === 'string' && body.to.trim() !== '' ? { toQueue: body.to.trim() } : {}),
-    };
-    if (isRecord(body.matching)) {
-      const matching = body.matching;
-      return redriveMatching(actions, dlq, parseFilter((n) => (typeof matching[n] === 'string' ? matching[n] : undefined)), request);
+  app.post('/api/recover', (c) => action(c, [], async (dlq) => {
+    const found = interrupted.get(dlq);
+    if (found === undefined) throw new BadQueryError(`no interrupted action on ${dlq}`);
+    const result = await recover(actions, dlq, found);
+    if (result.error === undefined) {
+      interrupted.delete(dlq);
+      journal.end(dlq);
+    }
+    return result;
+  }, false));
+
+  app.post('/api/redrive', (c) => action(c, ['records', 'matching', 'to', 'bypass'], async (dlq, body, actions) => {
+    if (body.bypass !== undefined && typeof body.bypass !== 'boolean') throw new BadQueryError('"bypass" must be true or false');
+    if (body.to !== undefined && (typeof body.to !== 'string' || body.to.trim() === '')) throw new BadQueryError('"to" must be a queue name');
+    const request: RedriveRequest = { bypass: body.bypass === true, ...(typeof body.to === 'string' ? { toQueue: body.to.trim() } : {}) };
+    if ((body.matching === undefined) === (body.records === undefined)) throw new BadQueryError('a redrive names its records: "records" (a list) or "matching" (a filter, or "all"), one of them');
+    if (body.matching !== undefined) {
+      const matching = parseMatching(body.matching);
+      return redriveMatching(actions, dlq, matching === 'all' ? {} : matching, request);
     }
     return redriveSelected(actions, dlq, refsOf(body.records), request);
   }));
 
-  app.post('/api/delete', (c) => action(c, (dlq, body) => deleteSelected(actions, dlq, refsOf(body.records))));
+  app.post('/api/delete', (c) => action(c, ['records'], (dlq, body, actions) => deleteSelected(actions, dlq, refsOf(body.records))));
 
-  app.post('/api/purge', (c) => action(c, async (dlq, body) => {
+  app.post('/api/purge', (c) => action(c, ['confirm'], async (dlq, body, actions) => {
     if (body.confirm !== dlq) throw new BadQueryError(`purge needs "confirm": the DLQ's name (${dlq})`);
     return purgeAll(actions, dlq);
   }));
@@ -172,7 +195,18 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     }
   }
 
-  async function action(c: Context, work: (dlq: string, body: Record<string, unknown>) => Promise<{ error?: string; dlq: string }>): Promise<Response> {
+  /**
+   * Runs an action: `keys` are the body's members beside `dlq`; any other
+   * member is a 400 (a misspelt one would be ignored). Journaled (see
+   * {@link Journal}) through a transport that notes every write; the journal
+   * stays when the action stops on an error, as after a kill.
+   */
+  async function action(
+    c: Context,
+    keys: readonly string[],
+    work: (dlq: string, body: Record<string, unknown>, ctx: ActionContext) => Promise<{ error?: string; dlq: string }>,
+    journaling = true,
+  ): Promise<Response> {
     if (settings.readOnly) return c.json({ error: 'this console is read-only' }, 403);
     let body: unknown;
     try {
@@ -184,8 +218,19 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     const json = body;
     const dlq = typeof json.dlq === 'string' ? json.dlq : '';
     if (!settings.dlqs.includes(dlq)) return c.json({ error: `unknown DLQ "${dlq}"` }, 404);
+    const unknown = Object.keys(json).filter((key) => key !== 'dlq' && !keys.includes(key));
+    if (unknown.length > 0) return c.json({ error: `unknown member${unknown.length === 1 ? '' : 's'} ${unknown.map((k) => `"${k}"`).join(', ')}; this action takes dlq, ${keys.join(', ')}` }, 400);
     try {
-      const result = await lock.run(dlq, () => work(dlq, json));
+      const result = await lock.run(dlq, async () => {
+        if (!journaling) return work(dlq, json, actions);
+        const left = interrupted.get(dlq);
+        if (left !== undefined) throw new InterruptedError(dlq, left);
+        journal.begin(dlq, c.req.path.replace('/api/', ''));
+        const done = await work(dlq, json, { ...actions, transport: journaled(transport, dlq, journal) });
+        if (done.error === undefined) journal.end(dlq);
+        else interrupted.set(dlq, journal.interrupted(dlq) as InterruptedAction);
+        return done;
+      });
       void history.sampleAll();
       return c.json(result, result.error === undefined ? 200 : 502);
     } catch (error) {
@@ -197,8 +242,17 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     const message = redact(error instanceof Error ? error.message : String(error));
     if (error instanceof BadQueryError || error instanceof RangeError || error instanceof UnsupportedActionError) return c.json({ error: message }, 400);
     if (error instanceof CannotReadError) return c.json({ error: message, reads: 'none' }, 409);
+    if (error instanceof CountedReadError) return c.json({ error: message, reads: 'refused' }, 409);
+    if (error instanceof InterruptedError) return c.json({ error: message, interrupted: true }, 409);
     logger.warn({ path: c.req.path, error: message }, 'console: broker operation failed');
     return c.json({ error: `the broker failed: ${message}` }, 502);
+  }
+}
+
+/** A new action on a DLQ whose earlier action was interrupted: finish that one first. */
+class InterruptedError extends Error {
+  constructor(dlq: string, left: InterruptedAction) {
+    super(`an earlier ${left.action} on ${dlq} (started ${new Date(left.started_at).toISOString()}) was interrupted: ${left.sent.length} record(s) copied to their target and ${left.restored.length} written back may also still be on the DLQ; finish it first (POST /api/recover, or the page's Finish button)`);
   }
 }
 

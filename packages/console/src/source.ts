@@ -27,12 +27,18 @@ export class CannotReadError extends Error {
   }
 }
 
-/** The reading abilities of `transport`; `browseMax` bounds the browse-only fallback. */
-export function recordSource(transport: Transport, browseMax: number): RecordSource {
+/**
+ * The reading abilities of `transport`; `browseMax` bounds the browse-only
+ * fallback. `allowCountedReads` is handed to every read: without it a binding
+ * whose read would count a delivery of each record (a RabbitMQ quorum queue)
+ * refuses with a `CountedReadError`, which the API answers with 409.
+ */
+export function recordSource(transport: Transport, browseMax: number, allowCountedReads = false): RecordSource {
   const depth = async (dlq: string) => (typeof transport.depth === 'function' ? transport.depth(dlq) : null);
+  const counted = allowCountedReads ? { allowCountedReads: true } : {};
   if (typeof transport.scan === 'function') {
     const scan = transport.scan.bind(transport);
-    return { mode: 'scan', depth, read: (dlq, offset, signal) => scan(dlq, { offset, ...(signal ? { signal } : {}) }) };
+    return { mode: 'scan', depth, read: (dlq, offset, signal) => scan(dlq, { offset, ...(signal ? { signal } : {}), ...counted }) };
   }
   if (typeof transport.browse === 'function') {
     const browse = transport.browse.bind(transport);
@@ -40,7 +46,7 @@ export function recordSource(transport: Transport, browseMax: number): RecordSou
       mode: 'browse',
       depth,
       async *read(dlq, offset) {
-        const bodies = await browse(dlq, browseMax);
+        const bodies = await browse(dlq, browseMax, counted);
         for (let index = offset; index < bodies.length; index++) yield { body: bodies[index] as Buffer, headers: {}, index };
       },
     };

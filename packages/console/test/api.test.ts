@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { ConfigurationError, InMemoryTransport, REPLAY_BYPASS_HEADER } from '@babelqueue/core';
@@ -11,7 +14,7 @@ const SECRET = 'payload-marker-7f3a';
 
 async function consoleOn(transport: InMemoryTransport, options: Record<string, unknown> = {}) {
   const logger = captureLogger();
-  const running = await startConsole({ transport, queues: ['orders'], port: 0, logger, ...options });
+  const running = await startConsole({ transport, queues: ['orders'], port: 0, logger, journalDir: mkdtempSync(join(tmpdir(), 'bq-console-journal-')), ...options });
   const client = new ConsoleClient(running.url);
   return { running, client, logger };
 }
@@ -228,6 +231,56 @@ describe('console API over the in-memory transport', () => {
       }
     });
 
+    it('a redrive stopped between the copy and the removal (a kill) is found at the next start, refuses new actions and is finished: each record on one side', async () => {
+      let dies = false;
+      class Dying extends InMemoryTransport {
+        override async remove(queue: string, body: Buffer): Promise<boolean> {
+          if (dies) throw new Error('process killed');
+          return super.remove(queue, body);
+        }
+      }
+      const transport = new Dying();
+      for (let i = 0; i < 3; i++) await transport.publishRaw('orders.dlq', foreignRecord({ urn: 'urn:babel:t:x', queue: 'orders', lang: 'php', dlLang: 'php', data: { i } }));
+      const journalDir = mkdtempSync(join(tmpdir(), 'bq-console-journal-'));
+      const first = await consoleOn(transport, { journalDir });
+      try {
+        await first.client.open();
+        dies = true;
+        const stopped = await first.client.post('/api/redrive', { dlq: 'orders.dlq', matching: 'all' });
+        assert.equal(stopped.status, 502);
+      } finally {
+        await first.running.close();
+      }
+      dies = false;
+      assert.equal(transport.messages('orders').length, 1, 'the first copy reached its target');
+      assert.equal(transport.messages('orders.dlq').length, 3, 'and its original is still on the DLQ: on both sides');
+      const next = await consoleOn(transport, { journalDir });
+      try {
+        const session = await next.client.open();
+        assert.deepEqual(session.interrupted.map((i: any) => [i.dlq, i.action, i.copied]), [['orders.dlq', 'redrive', 1]]);
+        assert.match(next.logger.text(), /was interrupted/);
+        const refused = await next.client.post('/api/delete', { dlq: 'orders.dlq', records: [{ index: 0, hash: '0'.repeat(16) }] });
+        assert.equal(refused.status, 409);
+        assert.match(refused.body.error, /interrupted.*finish it first/);
+        const finished = await next.client.post('/api/recover', { dlq: 'orders.dlq' });
+        assert.equal(finished.status, 200, JSON.stringify(finished.body));
+        assert.equal(finished.body.deleted, 1);
+        assert.equal(transport.messages('orders.dlq').length, 2, 'the redriven record left the DLQ; the two never copied stay');
+        assert.equal(transport.messages('orders').length, 1);
+        assert.deepEqual((await next.client.open()).interrupted, []);
+        const rest = await next.client.post('/api/redrive', { dlq: 'orders.dlq', matching: 'all' });
+        assert.equal(rest.body.redriven, 2, 'actions run again');
+      } finally {
+        await next.running.close();
+      }
+      const third = await consoleOn(transport, { journalDir });
+      try {
+        assert.deepEqual((await third.client.open()).interrupted, [], 'a finished action leaves no journal');
+      } finally {
+        await third.running.close();
+      }
+    });
+
     it('a read-only console hides nothing it should not and refuses every action', async () => {
       const transport = new InMemoryTransport();
       await transport.publishRaw('orders.dlq', foreignRecord({ urn: 'urn:babel:t:x', queue: 'orders', lang: 'php', dlLang: 'php' }));
@@ -241,6 +294,43 @@ describe('console API over the in-memory transport', () => {
           assert.equal(refused.status, 403, path);
         }
         assert.equal(transport.messages('orders.dlq').length, 1);
+      } finally {
+        await running.close();
+      }
+    });
+
+    it('a bulk redrive with an unknown or mistyped filter, or none, is a 400 and moves nothing; every record only with "matching": "all"', async () => {
+      const transport = new InMemoryTransport();
+      for (let i = 0; i < 20; i++) {
+        await transport.publishRaw('orders.dlq', foreignRecord({ urn: i < 2 ? 'urn:babel:mail:send' : 'urn:babel:orders:created', queue: 'orders', lang: 'php', dlLang: 'php', data: { i } }));
+      }
+      const { running, client } = await consoleOn(transport);
+      try {
+        await client.open();
+        for (const [body, message] of [
+          [{ matching: { urnn: 'mail' } }, /unknown filter "urnn"/],
+          [{ matching: { urn: 5 } }, /"urn" in "matching" must be a string/],
+          [{ matching: { urn: ['mail'] } }, /must be a string, got an array/],
+          [{ matching: { urn: null } }, /must be a string, got null/],
+          [{ matching: {} }, /narrows nothing.*"matching": "all"/],
+          [{ matching: { urn: '  ' } }, /narrows nothing/],
+          [{ matching: 'everything' }, /"matching" must be an object/],
+          [{ matching: { urn: 'mail' }, records: [] }, /one of them/],
+          [{ matchng: { urn: 'mail' } }, /unknown member "matchng"/],
+          [{ matching: { urn: 'mail' }, bypass: 'yes' }, /"bypass" must be true or false/],
+          [{ matching: { urn: 'mail' }, to: 7 }, /"to" must be a queue name/],
+        ] as const) {
+          const refused = await client.post('/api/redrive', { dlq: 'orders.dlq', ...body });
+          assert.equal(refused.status, 400, JSON.stringify(body));
+          assert.match(refused.body.error, message, JSON.stringify(body));
+          assert.equal(transport.messages('orders.dlq').length, 20, `nothing moved for ${JSON.stringify(body)}`);
+        }
+        assert.equal((await client.post('/api/delete', { dlq: 'orders.dlq', records: [{ index: 0, hash: '0'.repeat(16) }], all: true })).status, 400, 'an unknown member of a delete');
+        const some = await client.post('/api/redrive', { dlq: 'orders.dlq', matching: { urn: 'mail' } });
+        assert.equal(some.body.redriven, 2);
+        const all = await client.post('/api/redrive', { dlq: 'orders.dlq', matching: 'all' });
+        assert.equal(all.body.redriven, 18);
+        assert.equal(transport.messages('orders.dlq').length, 0);
       } finally {
         await running.close();
       }
@@ -292,6 +382,39 @@ describe('console API over the in-memory transport', () => {
       assert.equal((await client.post('/api/purge', body, { 'Sec-Fetch-Site': 'cross-site' })).status, 403);
       assert.equal((await client.json('POST', '/api/purge', JSON.stringify(body), { 'Content-Type': 'text/plain', 'X-BQ-CSRF': client.csrf })).status, 415);
       assert.equal(transport.messages('orders.dlq').length, 1, 'nothing purged');
+    });
+
+    it('no API read answers another site (an <img> tag, a form): reads need the CSRF token and a same-site request, and nothing is scanned', async () => {
+      const counting = new InMemoryTransport();
+      await counting.publishRaw('orders.dlq', foreignRecord({ urn: 'urn:babel:t:x', queue: 'orders', lang: 'php', dlLang: 'php' }));
+      let scans = 0;
+      const scan = counting.scan.bind(counting);
+      counting.scan = (queue, options) => {
+        scans += 1;
+        return scan(queue, options);
+      };
+      const { running: server } = await consoleOn(counting);
+      try {
+        const page = new ConsoleClient(server.url);
+        await page.open();
+        const before = scans;
+        const paths = ['/api/stats?dlq=orders.dlq', '/api/records?dlq=orders.dlq', `/api/record?dlq=orders.dlq&index=0&hash=${'0'.repeat(16)}`, '/api/history?dlq=orders.dlq'];
+        for (const path of paths) {
+          // What an <img src> on another origin sends: no CSRF header (and with SameSite=Strict, no cookie either).
+          assert.equal((await new ConsoleClient(server.url).request('GET', path, undefined, { 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Dest': 'image' })).status, 403, `${path} cross-site`);
+          assert.equal((await new ConsoleClient(server.url).request('GET', path)).status, 403, `${path} without a session or token`);
+          assert.equal((await page.request('GET', path, undefined, { 'X-BQ-CSRF': 'forged' })).status, 403, `${path} with a forged token`);
+          assert.equal((await page.request('GET', path, undefined, { 'Sec-Fetch-Site': 'same-site' })).status, 403, `${path} from a sibling site`);
+          assert.equal((await page.request('GET', path, undefined, { Origin: 'http://evil.example' })).status, 403, `${path} from another origin`);
+        }
+        assert.equal(scans, before, 'no refused request read the DLQ');
+        assert.equal((await new ConsoleClient(server.url).request('GET', '/api/session', undefined, { 'Sec-Fetch-Site': 'cross-site' })).status, 403);
+        const own = await page.get('/api/stats', { dlq: 'orders.dlq' });
+        assert.equal(own.status, 200, 'the page itself reads with its token');
+        assert.equal(own.body.matched, 1);
+      } finally {
+        await server.close();
+      }
     });
 
     it('on loopback it answers only to loopback host names (DNS rebinding)', async () => {

@@ -11,6 +11,7 @@ interface Session {
   removes: 'in-place' | 'take-and-restore';
   can: { depth: boolean; remove: boolean; redrive: boolean; bypass: boolean; purge: boolean; delete: boolean };
   limits: { scan: number; page: number; sort_window: number; browse: number };
+  interrupted: { dlq: string; action: string; started_at: number; copied: number; written_back: number }[];
 }
 
 interface Summary {
@@ -46,6 +47,8 @@ interface ActionResult {
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 
 let session: Session;
+/** The session's CSRF token, sent on every API request once the session is loaded. */
+let csrf = '';
 let dlq = '';
 /** Queue order: the `from` of each page visited, to go back. Sorted: the offset. */
 let cursors: number[] = [0];
@@ -71,9 +74,10 @@ function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 async function api<T>(path: string, body?: unknown): Promise<T> {
+  // Reads carry the session's CSRF token too: the API answers no request a page on another site could make.
   const response = await fetch(path, body === undefined
-    ? { credentials: 'same-origin' }
-    : { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', 'X-BQ-CSRF': session.csrf }, body: JSON.stringify(body) });
+    ? { credentials: 'same-origin', headers: csrf === '' ? {} : { 'X-BQ-CSRF': csrf } }
+    : { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json', 'X-BQ-CSRF': csrf }, body: JSON.stringify(body) });
   const json = (await response.json().catch(() => ({ error: `HTTP ${response.status}` }))) as T & { error?: string };
   if (!response.ok && !(body !== undefined && response.status === 502 && 'action' in json)) throw new Error(json.error ?? `HTTP ${response.status}`);
   return json;
@@ -155,6 +159,14 @@ async function loadStats(): Promise<void> {
   }
 }
 
+/** An action a killed console left unfinished on this DLQ: new actions are refused until it is finished. */
+function showInterrupted(): void {
+  const left = session.interrupted.find((i) => i.dlq === dlq);
+  $('interrupted').hidden = left === undefined || session.read_only;
+  if (left === undefined) return;
+  $('interrupted-text').textContent = `An earlier ${left.action} on ${dlq} (started ${time(left.started_at)}) was interrupted: ${n(left.copied)} record(s) already copied to their target and ${n(left.written_back)} written back may also still be on this DLQ. Finishing removes those second copies from the DLQ.`;
+}
+
 function showNotice(text: string): void {
   const notice = $('notice');
   notice.textContent = text;
@@ -230,6 +242,7 @@ function renderTabs(depths: Map<string, number | null>): void {
     button.setAttribute('aria-current', String(name === dlq));
     button.addEventListener('click', () => {
       dlq = name;
+      showInterrupted();
       resetView();
       void refresh();
     });
@@ -472,7 +485,8 @@ async function redriveMatching(): Promise<void> {
   const count = stats ? `${n(stats.matched)}${stats.complete ? '' : '+'}` : 'every';
   const what = Object.keys(filter).length === 0 ? 'every record' : `${count} record(s) matching the filter`;
   if (!(await confirmDialog(`Redrive ${Object.keys(filter).length === 0 ? `all ${count}` : count} record(s)?`, `This moves ${what} off ${dlq}: ${describeTarget()}. Poison records stay.`))) return;
-  await runAction('/api/redrive', { matching: filter, ...redriveOptions() });
+  // Every record is chosen explicitly: the API refuses a filter that narrows nothing.
+  await runAction('/api/redrive', { matching: Object.keys(filter).length === 0 ? 'all' : filter, ...redriveOptions() });
 }
 
 async function deleteSelected(): Promise<void> {
@@ -501,6 +515,7 @@ async function refresh(): Promise<void> {
 
 async function start(): Promise<void> {
   session = await api<Session>('/api/session');
+  csrf = session.csrf;
   dlq = session.dlqs[0] ?? '';
   $('broker').textContent = `${session.broker.binding} · ${session.broker.target}`;
   $('read-only').hidden = !session.read_only;
@@ -513,6 +528,12 @@ async function start(): Promise<void> {
     hint.textContent = `The ${session.broker.binding} binding cannot delete one record in place. Delete and redrive of chosen records take records off the head of the DLQ, remove the chosen ones and write the others taken ahead of them back to the end of the queue: nothing is lost, but their order changes.`;
     hint.hidden = false;
   }
+  showInterrupted();
+  $('recover').addEventListener('click', () => void (async () => {
+    await runAction('/api/recover', {});
+    session = await api<Session>('/api/session');
+    showInterrupted();
+  })());
   if (session.reads === 'none') showNotice(`The ${session.broker.binding} binding cannot read a queue without consuming it, so records are not listed.`);
   renderTabs(tabDepths);
 

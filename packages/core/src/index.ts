@@ -32,6 +32,7 @@ export {
   CapabilityError,
   ConfigurationError,
   ConnectError,
+  CountedReadError,
   HandlerTimeoutError,
   ShutdownError,
   UnknownUrnError,
@@ -48,6 +49,7 @@ export type { Decision, DeadLetterReason, RetryRule } from './settlement/decisio
 export type { BindingRules } from './settlement/binding-rules.js';
 export { DeadLetterWriteError } from './transport/transport.js';
 export type {
+  BrowseOptions,
   ConnectOptions,
   ConsumeOptions,
   Delivery,

@@ -1,5 +1,6 @@
 import {
   outcomesOf,
+  type BrowseOptions,
   connectWithin,
   consoleLogger,
   maskUrl,
@@ -22,6 +23,7 @@ import { TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './properties.js';
 import { Publisher, type PublishRequest } from './publisher.js';
+import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';
 import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
 import { assertAmqpUrl } from './url.js';
@@ -139,9 +141,12 @@ export class RabbitMqTransport implements Transport {
   /**
    * Reads up to `max` bodies from the head of `queue` without consuming them:
    * taken with basic.get and put back in place when the browsing channel
-   * closes (RabbitMQ marks them redelivered). An absent queue reads as empty.
+   * closes (RabbitMQ marks them redelivered). Refused on any queue but a
+   * classic one unless `allowCountedReads`, as {@link scan}. An absent queue
+   * reads as empty.
    */
-  async browse(queue: string, max: number): Promise<Buffer[]> {
+  async browse(queue: string, max: number, options: BrowseOptions = {}): Promise<Buffer[]> {
+    if (options.allowCountedReads !== true) await refuseCountedRead(await this.connection.open(this.options.publishWhileDisconnected === 'wait'), queue, 'browse');
     return this.withChannel(async (channel) => {
       const bodies: Buffer[] = [];
       while (bodies.length < max) {
@@ -162,13 +167,17 @@ export class RabbitMqTransport implements Transport {
    * back in its place. While a scan runs, the messages it read are invisible to
    * consumers of the queue; RabbitMQ marks them redelivered, and on a quorum
    * queue each scan raises their `x-delivery-count` (so a `delivery-limit` on
-   * a DLQ would count scans). Headers are the AMQP headers table plus the basic
+   * a DLQ would count scans and drop records). So a scan first tells the
+   * queue's type (`queueType`, queue-type.ts) and, unless `allowCountedReads` is
+   * set, refuses any queue but a classic one with a `CountedReadError`, before
+   * it takes anything. Headers are the AMQP headers table plus the basic
    * properties as `amqp.<name>`. An absent queue reads as empty.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
     this.assertOpen();
     const offset = options.offset ?? 0;
     const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
+    if (options.allowCountedReads !== true) await refuseCountedRead(model, queue, 'scan');
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
     try {

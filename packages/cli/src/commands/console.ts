@@ -21,6 +21,7 @@ const OPTIONS = {
   token: { type: 'string' },
   'basic-auth': { type: 'string' },
   'scan-limit': { type: 'string' },
+  'allow-counted-reads': { type: 'boolean' },
 } as const;
 
 /** `babelqueue console`: the DLQ web page, until Ctrl-C. */
@@ -53,6 +54,7 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
       host,
       port,
       readOnly: cli.flag('read-only'),
+      allowCountedReads: cli.flag('allow-counted-reads'),
       ...(token !== undefined ? { token } : {}),
       ...(basic !== undefined ? { basicAuth: { username: basic.slice(0, colon), password: basic.slice(colon + 1) } } : {}),
       ...(scanLimit !== undefined ? { scanLimit } : {}),

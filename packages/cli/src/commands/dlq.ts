@@ -1,4 +1,4 @@
-import { dlqName, redrive, type Transport } from '@babelqueue/core';
+import { CountedReadError, dlqName, redrive, type Transport } from '@babelqueue/core';
 import { parse, splitCommand, type Args } from '../args.js';
 import { withBroker, type Broker } from '../broker.js';
 import { OperationalError, UsageError } from '../errors.js';
@@ -9,8 +9,8 @@ import { USAGE } from '../usage.js';
 const COMMON = { queue: { type: 'string' }, dlq: { type: 'string' } } as const;
 
 const SUBCOMMANDS = {
-  list: { options: { ...COMMON, max: { type: 'string' } }, run: list },
-  show: { options: { ...COMMON, id: { type: 'string' }, max: { type: 'string' } }, run: show },
+  list: { options: { ...COMMON, max: { type: 'string' }, 'allow-counted-reads': { type: 'boolean' } }, run: list },
+  show: { options: { ...COMMON, id: { type: 'string' }, max: { type: 'string' }, 'allow-counted-reads': { type: 'boolean' } }, run: show },
   redrive: {
     options: {
       ...COMMON,
@@ -60,12 +60,17 @@ function dlqOf(cli: Args, transport: Transport): string {
   return transport.rules.dlqName ? transport.rules.dlqName(queue, undefined) : dlqName(queue);
 }
 
-function browseOf(broker: Broker, dlq: string): (max: number) => Promise<Buffer[]> {
+function browseOf(broker: Broker, dlq: string, cli: Args): (max: number) => Promise<Buffer[]> {
   const { transport } = broker;
   if (typeof transport.browse !== 'function') {
     throw new OperationalError(`the ${transport.rules.name} transport cannot browse a queue; read it with "babelqueue consume --queue ${dlq} --no-ack"`);
   }
-  return (max) => broker.call(`browse ${dlq}`, (transport.browse as NonNullable<Transport['browse']>).call(transport, dlq, max));
+  const options = cli.flag('allow-counted-reads') ? { allowCountedReads: true } : {};
+  return (max) => broker.call(`browse ${dlq}`, (transport.browse as NonNullable<Transport['browse']>).call(transport, dlq, max, options).catch((error: unknown) => {
+    // The binding's own words say what a read would cost; the flag is the CLI's.
+    if (error instanceof CountedReadError) throw new OperationalError(error.message.replace(/allowCountedReads \(.*\)$/, '--allow-counted-reads'));
+    throw error;
+  }));
 }
 
 /** The summary of one record (list). */
@@ -89,9 +94,13 @@ async function list(cli: Args, io: CliIo): Promise<number> {
   const max = cli.integer('max', 1) ?? 100;
   return withBroker('dlq', cli.global, async (broker) => {
     const dlq = dlqOf(cli, broker.transport);
-    const records = (await browseOf(broker, dlq)(max)).map(summary);
+    const records = (await browseOf(broker, dlq, cli)(max)).map(summary);
+    // How many wait, where the binding can tell: a listing shorter than the DLQ says it is partial.
+    const { transport } = broker;
+    const depth = typeof transport.depth === 'function' ? await broker.call(`depth ${dlq}`, transport.depth(dlq)) : null;
+    const partial = depth === null ? records.length === max : depth > records.length;
     if (cli.global.json) {
-      io.stdout(jsonLine({ dlq, count: records.length, records }));
+      io.stdout(jsonLine({ dlq, count: records.length, depth, partial, records }));
       return 0;
     }
     if (records.length === 0) {
@@ -102,7 +111,8 @@ async function list(cli: Args, io: CliIo): Promise<number> {
       ['META.ID', 'REASON', 'ATTEMPTS', 'JOB', 'TRACE_ID', 'ERROR'],
       ...records.map((r) => [r.id || '-', r.reason || '-', r.attempts === null ? '-' : String(r.attempts), r.job || '-', r.trace_id || '-', clip(r.error ?? '-', 60)]),
     ]));
-    io.stderr(`${records.length} record${records.length === 1 ? '' : 's'} on ${dlq}${records.length === max ? ` (first ${max}; --max for more)` : ''}\n`);
+    const shown = `${records.length}${depth !== null && partial ? ` of ${depth}` : ''} record${records.length === 1 && !partial ? '' : 's'}`;
+    io.stderr(`${shown} on ${dlq}${partial ? ` (partial: the first ${records.length}; --max for more)` : ''}\n`);
     return 0;
   });
 }
@@ -114,7 +124,7 @@ async function show(cli: Args, io: CliIo): Promise<number> {
   const max = cli.integer('max', 1) ?? 1000;
   return withBroker('dlq', cli.global, async (broker) => {
     const dlq = dlqOf(cli, broker.transport);
-    const body = (await browseOf(broker, dlq)(max)).find((b) => field(parseBody(b), 'meta.id') === id);
+    const body = (await browseOf(broker, dlq, cli)(max)).find((b) => field(parseBody(b), 'meta.id') === id);
     if (body === undefined) throw new OperationalError(`no record with meta.id ${id} among the first ${max} records of ${dlq}`);
     io.stdout(cli.global.json ? `${bodyLine(body)}\n` : `${prettyJson(body.toString('utf8'))}\n`);
     return 0;

@@ -1,7 +1,7 @@
 /**
  * A small HTTP client for the console's API that behaves like the page: it
  * keeps the session cookie, reads the CSRF token from /api/session and sends
- * it on every POST.
+ * it on every request after that (the API refuses reads without it too).
  */
 export class ConsoleClient {
   private cookie = '';
@@ -42,7 +42,7 @@ export class ConsoleClient {
     const response = await fetch(new URL(path, this.base), {
       method,
       redirect: 'manual',
-      headers: { ...this.extraHeaders, ...(this.cookie ? { Cookie: this.cookie } : {}), ...headers },
+      headers: { ...this.extraHeaders, ...(this.cookie ? { Cookie: this.cookie } : {}), ...(this.csrf ? { 'X-BQ-CSRF': this.csrf } : {}), ...headers },
       ...(body !== undefined ? { body } : {}),
     });
     const set = response.headers.getSetCookie();

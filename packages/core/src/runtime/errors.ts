@@ -13,6 +13,20 @@ export class CapabilityError extends BabelQueueError {
   override readonly name = 'CapabilityError';
 }
 
+/**
+ * A read (scan, browse) refused because on this queue it would count a
+ * delivery of every record it reads, and a record at the queue's delivery
+ * limit would be dropped or dead-lettered by the broker: a RabbitMQ quorum
+ * queue, which AMQP 0-9-1 can read only by taking and putting back. Pass
+ * `allowCountedReads` to read anyway.
+ */
+export class CountedReadError extends BabelQueueError {
+  override readonly name = 'CountedReadError';
+  constructor(readonly queue: string, message: string) {
+    super(message);
+  }
+}
+
 /** Thrown by the `fail` strategy's bookkeeping: a valid envelope whose URN has no handler. */
 export class UnknownUrnError extends BabelQueueError {
   override readonly name = 'UnknownUrnError';

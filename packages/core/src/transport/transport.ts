@@ -99,6 +99,19 @@ export interface ScanOptions {
   readonly offset?: number;
   /** Aborting ends the scan (the iteration finishes early, resources released). */
   readonly signal?: AbortSignal;
+  /**
+   * Read even where reading counts a delivery of every record read (a
+   * RabbitMQ quorum queue: no peek, so a read takes and puts back, and at the
+   * queue's delivery limit the broker drops or dead-letters the record).
+   * Without it such a binding throws `CountedReadError` before it reads.
+   */
+  readonly allowCountedReads?: boolean;
+}
+
+/** Options of {@link Transport.browse}. */
+export interface BrowseOptions {
+  /** As {@link ScanOptions.allowCountedReads}. */
+  readonly allowCountedReads?: boolean;
 }
 
 /** One waiting record read by {@link Transport.scan}; reading it changed nothing on the broker. */
@@ -209,7 +222,7 @@ export interface Transport {
    * Reads up to `max` bodies from the head of `queue` without consuming them
    * (DLQ list/show). Optional: tools say so when a binding cannot browse.
    */
-  browse?(queue: string, max: number): Promise<Buffer[]>;
+  browse?(queue: string, max: number, options?: BrowseOptions): Promise<Buffer[]>;
   /** Removes every waiting message of `queue`; resolves with how many (DLQ purge). Optional. */
   purge?(queue: string): Promise<number>;
   /**
@@ -224,7 +237,9 @@ export interface Transport {
    * released when the scan ends; Kafka: a separate consumer that seeks and never
    * commits; Pulsar: the admin API's peek; Artemis: a browsing receiver; Service
    * Bus: `peekMessages`). SQS has none: it cannot read without receiving.
-   * Implement {@link depth} beside it.
+   * A binding whose read would count a delivery of each record (RabbitMQ
+   * quorum queues) refuses with `CountedReadError` unless
+   * `allowCountedReads` is set. Implement {@link depth} beside it.
    */
   scan?(queue: string, options?: ScanOptions): AsyncIterable<ScannedRecord>;
   /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InMemoryTransport, type ConsumeOptions, type Delivery, type RawPublishOptions } from '@babelqueue/core';
 import { recordHash } from '../src/records.js';
-import { takeAndDelete } from '../src/take-and-delete.js';
+import { takeChosen } from '../src/take-chosen.js';
 
 const DLQ = 'orders.dlq';
 
@@ -28,7 +28,7 @@ class TombstoneTransport extends InMemoryTransport {
   }
 }
 
-describe('takeAndDelete (delete by take-and-restore)', () => {
+describe('takeChosen (act on chosen records by take-and-restore)', () => {
   it('writes a null value (a Kafka tombstone) taken ahead of the deleted record back as null, with its key', async () => {
     const transport = new TombstoneTransport();
     const key = Buffer.from('k');
@@ -37,8 +37,8 @@ describe('takeAndDelete (delete by take-and-restore)', () => {
     await transport.publishRaw(DLQ, Buffer.from('{"kept":1}'), {}, { key: null });
     await transport.publishRaw(DLQ, wanted, {}, { key: null });
     transport.writes.length = 0;
-    const result = await takeAndDelete(transport, DLQ, new Map([[recordHash(wanted), 1]]), { max: 3, idleMs: 100 });
-    assert.deepEqual([result.deleted, result.restored], [[recordHash(wanted)], 2]);
+    const result = await takeChosen(transport, DLQ, new Map([[recordHash(wanted), 1]]), { max: 3, idleMs: 100 }, (d) => d.settle({ kind: 'ack' }));
+    assert.deepEqual([result.done, result.restored], [[recordHash(wanted)], 2]);
     assert.deepEqual(transport.writes, [
       { body: '', options: { key, nullValue: true } },
       { body: '{"kept":1}', options: { key: null } },
