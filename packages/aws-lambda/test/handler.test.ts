@@ -4,7 +4,7 @@
 // options and the App's binding are checked.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigurationError, createApp, EnvelopeCodec, InMemoryTransport, type Message } from '@babelqueue/core';
+import { ConfigurationError, createApp, EnvelopeCodec, InMemoryTransport, type JsonObject, type Message } from '@babelqueue/core';
 import { queueOfArn, sqsHandler } from '@babelqueue/aws-lambda';
 import { SqsTransport } from '@babelqueue/sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
@@ -17,7 +17,7 @@ function idleTransport() {
   return new SqsTransport({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, logger: captureLogger() });
 }
 
-function record(n: number, queue: string, data: object = { n }): SQSRecord {
+function record(n: number, queue: string, data: JsonObject = { n }): SQSRecord {
   const body = EnvelopeCodec.encode(EnvelopeCodec.make(URN, data, { queue }));
   return {
     messageId: `m-${n}`,

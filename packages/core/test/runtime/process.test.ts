@@ -7,6 +7,7 @@ import {
   InMemoryTransport,
   type Decision,
   type Delivery,
+  type JsonObject,
 } from '@babelqueue/core';
 import { captureLogger } from '../../../../test/support/capture-logger.js';
 
@@ -25,7 +26,7 @@ function delivery(body: Buffer, receiveCount = 1): Delivery & { decisions: Decis
   };
 }
 
-function envelope(data: object): Buffer {
+function envelope(data: JsonObject): Buffer {
   return Buffer.from(EnvelopeCodec.encode(EnvelopeCodec.make(URN, data, { queue: 'orders' })), 'utf8');
 }
 
