@@ -52,7 +52,11 @@ export function sqsHandler(app: ProcessingApp, options: SqsHandlerOptions = {}):
       receivedAt: Date.now(),
     };
     const timeLeft = handlerTime(context, settings);
-    const run = (record: SQSRecord) => handleRecord(app, recordContext, record, timeLeft, settings);
+    // A record that throws here (a bug) is reported, never the whole batch failed.
+    const run = (record: SQSRecord) => handleRecord(app, recordContext, record, timeLeft, settings).catch((error: unknown) => {
+      settings.logger.error({ messageId: record.messageId, error: error instanceof Error ? error.message : String(error) }, 'unexpected error; record reported as failed');
+      return false;
+    });
     const ok = records.some((r) => queueOfArn(r.eventSourceARN)?.endsWith('.fifo') === true)
       ? await inOrder(records, run, recordContext)
       : await concurrently(records, run, settings.concurrency);
@@ -75,7 +79,10 @@ function sqsTransportOf(app: ProcessingApp): RecordSettler {
 /** The time a handler starting now may take, or undefined without a Lambda context. */
 function handlerTime(context: Pick<Context, 'getRemainingTimeInMillis'> | undefined, settings: ResolvedHandlerOptions): () => number | undefined {
   if (typeof context?.getRemainingTimeInMillis !== 'function') return () => undefined;
-  return () => context.getRemainingTimeInMillis() - settings.timeoutMarginMs;
+  return () => {
+    const left = context.getRemainingTimeInMillis() - settings.timeoutMarginMs;
+    return Number.isFinite(left) ? left : undefined;
+  };
 }
 
 /** One record through the App; true when Lambda may delete it. */
