@@ -119,6 +119,33 @@ describe('sqsHandler on the lab ElasticMQ', { skip: sqs.skip }, () => {
     }
   });
 
+  it('a version-gated message (bq-schema-version 2) goes to the DLQ as it came, without the gating attribute', async () => {
+    const q = await mapping.queues('gate');
+    const { app, transport, seen } = appOn();
+    try {
+      const handler = sqsHandler(app, { logger: captureLogger() });
+      const body = '{"job":"urn:babel:orders:created","data":{"n":1},"future":true}';
+      await mapping.client.send(new SendMessageCommand({
+        QueueUrl: q.url,
+        MessageBody: body,
+        MessageAttributes: {
+          'bq-schema-version': { DataType: 'Number', StringValue: '2' },
+          traceparent: { DataType: 'String', StringValue: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+        },
+      }));
+      const event = await mapping.event(q, 1);
+      const response = await handler(event, { getRemainingTimeInMillis: () => 60_000 });
+      assert.deepEqual(response, { batchItemFailures: [] });
+      assert.deepEqual(seen, [], 'the handler never saw it');
+      const [gated] = await mapping.receive(q.dlqUrl, 1);
+      assert.equal(gated!.Body, body, 'byte for byte');
+      assert.equal(gated!.MessageAttributes?.['bq-schema-version'], undefined);
+      assert.equal(gated!.MessageAttributes?.traceparent?.StringValue, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+    } finally {
+      await transport.close();
+    }
+  });
+
   it('a dead-letter write that fails leaves the record reported as failed, not deleted', async () => {
     const q = await mapping.queues('dlq-missing');
     await mapping.dropQueue(q.dlqUrl);
