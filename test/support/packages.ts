@@ -10,6 +10,7 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/rabbitmq', 'rabbitmq', 'RabbitMqTransport'],
   ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
   ['@babelqueue/sqs', 'sqs', 'SqsTransport'],
+  ['@babelqueue/aws-lambda', 'aws-lambda', 'sqsHandler'],
   ['@babelqueue/pulsar', 'pulsar', 'PulsarTransport'],
   ['@babelqueue/artemis', 'artemis', 'ArtemisTransport'],
   ['@babelqueue/otel', 'otel', 'otelInstrumentation'],

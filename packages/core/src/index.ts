@@ -7,6 +7,7 @@ export type {
   AppOptions,
   ConsumeOnceOptions,
   DeadLetterOptions,
+  ProcessOptions,
   PublishOptions,
   RunOptions,
   UntypedCatalog,

@@ -8,7 +8,8 @@ import {
   type Logger,
   type ReservationKeeper,
 } from '@babelqueue/core';
-import { copyAttributes, headersOf, recordAttributes, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
+import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
+import { deadLetterOutgoing } from './dead-letter.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
 import { MAX_VISIBILITY_SECONDS, type ResolvedOptions } from './options.js';
 import type { QueueInfo } from './queues.js';
@@ -53,8 +54,6 @@ export class SqsDelivery implements Delivery {
   readonly queue: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly nativeSchemaVersion?: string;
-  /** FIFO: the message group (a DLQ record keeps it). */
-  readonly groupId: string | undefined;
   private state: State = 'held';
   private readonly receivedAt = Date.now();
   private readonly stopHeartbeat: () => void;
@@ -66,7 +65,6 @@ export class SqsDelivery implements Delivery {
     this.headers = headersOf(message.MessageAttributes);
     const version = nativeSchemaVersion(message.MessageAttributes?.[SCHEMA_VERSION_ATTRIBUTE]?.StringValue);
     if (version !== undefined) this.nativeSchemaVersion = version;
-    this.groupId = message.Attributes?.MessageGroupId;
     const seconds = context.options.visibilityTimeoutSeconds;
     this.stopHeartbeat = context.keeper.hold(() => {
       const renewal = this.changeVisibility(seconds).then(
@@ -131,25 +129,10 @@ export class SqsDelivery implements Delivery {
     }
   }
 
-  /**
-   * Sends the record to the DLQ, then deletes the message. A failed,
-   * unknown-URN or poison record carries the projection of its own bytes
-   * beside the message's riders; a version-gated raw record carries the
-   * message's attributes without `bq-schema-version` (which would gate it
-   * again). On a FIFO DLQ it keeps
-   * the message's group, and SQS's message id deduplicates a second write of
-   * the same delivery.
-   */
+  /** Sends the record to the DLQ ({@link deadLetterOutgoing}), then deletes the message. */
   private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
     try {
-      await this.context.sender.send(queue, {
-        body: record,
-        attributes: versionGated
-          ? copyAttributes(this.message.MessageAttributes, [SCHEMA_VERSION_ATTRIBUTE])
-          : recordAttributes(record, this.message.MessageAttributes),
-        ...(this.groupId !== undefined ? { groupId: this.groupId } : {}),
-        ...(this.message.MessageId !== undefined ? { deduplicationId: this.message.MessageId } : {}),
-      });
+      await this.context.sender.send(queue, deadLetterOutgoing(record, this.message, versionGated));
     } catch (cause) {
       throw new DeadLetterWriteError(queue, { cause });
     }

@@ -1,3 +1,4 @@
+import type { Message } from '@aws-sdk/client-sqs';
 import {
   consoleLogger,
   pause,
@@ -18,6 +19,7 @@ import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
+import { deadLetterOutgoing } from './dead-letter.js';
 import { QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
@@ -177,6 +179,32 @@ export class SqsTransport implements Transport {
   async purge(queue: string): Promise<number> {
     this.assertOpen();
     return this.onQueue(queue, (info) => purgeQueue(this.tools(), info), 0);
+  }
+
+  /**
+   * Writes the dead-letter record of a message received outside this
+   * transport's consume loop (by an AWS Lambda event source mapping:
+   * `@babelqueue/aws-lambda`) to `queue`, exactly as a consumed message's
+   * record is written: the projection of the record's own bytes beside the
+   * message's riders (a version-gated record: the message's attributes without
+   * `bq-schema-version`), its FIFO group, and its `MessageId` as the FIFO
+   * deduplication id. Resolves once SQS has it; the message itself is not
+   * touched (deleting it is the caller's).
+   */
+  async writeDeadLetter(queue: string, record: Buffer, received: Message, options: { readonly versionGated?: boolean } = {}): Promise<void> {
+    this.assertOpen();
+    await this.sender.send(queue, deadLetterOutgoing(record, received, options.versionGated === true));
+  }
+
+  /**
+   * `ChangeMessageVisibility` of a message received outside this transport's
+   * consume loop (an AWS Lambda event source mapping): it reappears on `queue`
+   * after `seconds` (0: at once), as a retry's release does here.
+   */
+  async changeVisibility(queue: string, receiptHandle: string, seconds: number): Promise<void> {
+    this.assertOpen();
+    const info = await this.queues.get(queue, false);
+    await this.batcher.changeVisibility(info.url, receiptHandle, seconds);
   }
 
   /**

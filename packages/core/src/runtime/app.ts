@@ -1,6 +1,6 @@
 import type { PolicyConfig } from '../settlement/policy-config.js';
 import type { UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
-import type { Transport } from '../transport/transport.js';
+import type { Delivery, Transport } from '../transport/transport.js';
 import { resolveSettings, type AppSettings } from './app-settings.js';
 import { processDelivery, type DropEvent, type FailedEvent, type ProcessorContext } from './delivery-processor.js';
 import { ConfigurationError } from './errors.js';
@@ -99,6 +99,15 @@ export interface ConsumeOnceOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Options of {@link App.process}. */
+export interface ProcessOptions {
+  /**
+   * A handler timeout for this delivery alone, in ms (a serverless function's
+   * remaining time); the lower of it and the App's `handlerTimeoutMs` applies.
+   */
+  readonly handlerTimeoutMs?: number;
+}
+
 /** The catalog of an App created without one: any URN, any object payload. */
 declare const untyped: unique symbol;
 export interface UntypedCatalog {
@@ -148,6 +157,18 @@ export interface App<C extends UrnCatalog = UntypedCatalog> {
   run(options?: RunOptions): Promise<void>;
   /** Consumes until `maxMessages` or `idleMs` is reached (tests and scripts); returns deliveries handled. */
   consume(options?: ConsumeOnceOptions): Promise<number>;
+  /**
+   * Runs one delivery that the caller received itself (a serverless trigger,
+   * such as the SQS event of an AWS Lambda function: `@babelqueue/aws-lambda`)
+   * through the same path as the consume loop: version gate, decode, attempts,
+   * handler by URN, the settlement policy, then `delivery.settle(decision)`
+   * exactly once. Bad options throw a `ConfigurationError`; otherwise it never
+   * rejects: what fails is logged and the delivery left unsettled. The caller connects nothing; the transport is used only by the
+   * delivery's settlement and by handlers that publish.
+   */
+  process(delivery: Delivery, options?: ProcessOptions): Promise<void>;
+  /** The transport the App was created with (a serverless adapter settles through it). */
+  readonly transport: Transport;
   /** Closes the transport. */
   close(): Promise<void>;
   /** The DLQ name used for `queue` (or the App's queue), whether or not dead-lettering is on. */
@@ -156,6 +177,7 @@ export interface App<C extends UrnCatalog = UntypedCatalog> {
 
 const RUN_KEYS = ['queue', 'concurrency', 'signal', 'handleSignals'] as const;
 const CONSUME_KEYS = ['queue', 'maxMessages', 'idleMs', 'concurrency', 'signal'] as const;
+const PROCESS_KEYS = ['handlerTimeoutMs'] as const;
 
 /**
  * Creates an {@link App}. Options are validated here, so a bad setting (an
@@ -258,6 +280,19 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       });
       return handled;
     },
+
+    process(delivery: Delivery, processOptions: ProcessOptions = {}) {
+      checkOptionKeys('process options', processOptions, PROCESS_KEYS);
+      const timeout = processOptions.handlerTimeoutMs;
+      if (timeout === undefined) return processDelivery(delivery, drainContext);
+      if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0) {
+        throw new ConfigurationError(`process options.handlerTimeoutMs must be a positive number of milliseconds, got ${String(timeout)}`);
+      }
+      const handlerTimeoutMs = settings.handlerTimeoutMs === undefined ? timeout : Math.min(timeout, settings.handlerTimeoutMs);
+      return processDelivery(delivery, { ...drainContext, handlerTimeoutMs });
+    },
+
+    transport,
 
     close: () => transport.close(),
 
