@@ -83,7 +83,11 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /**
    * Shut down on SIGINT / SIGTERM (Ctrl-C); a second signal exits the process at
-   * once, leaving what is in flight for redelivery. Default false.
+   * once, leaving what is in flight for redelivery. The library then owns the
+   * process's end: a handler still running after the worker stopped (past the
+   * deadline or its timeout) makes the exit code the signal's (130 / 143), and
+   * the process is exited 2 s after `run()` resolved if it has not ended by
+   * itself. Default false.
    */
   readonly handleSignals?: boolean;
 }
@@ -233,6 +237,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         shutdownTimeoutMs: settings.shutdownTimeoutMs,
         process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt: new InterruptWatch(interrupt) })),
         started: () => checks.started(queue, concurrency),
+        stillRunning: () => runContext?.interrupt?.live ?? 0,
       });
     },
 
