@@ -16,8 +16,9 @@ import type { Handler, Message } from './message.js';
 import { thrownFields, thrownText, thrownType } from './thrown.js';
 
 /** A failure the `onFailed` hook is told about, before the message is dead-lettered or dropped. */
-export interface FailedEvent {
-  readonly message: Message;
+export interface FailedEvent<TData = Record<string, unknown>> {
+  /** `message.data` has the App's URN catalog type (`createApp<Catalog>`). */
+  readonly message: Message<TData>;
   readonly error: unknown;
   readonly reason: 'failed' | 'unknown_urn';
 }
