@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 // `npm test`: every *.test.ts under packages/*/test and test/, run from source
 // with node's test runner under c8 (coverage gate on @babelqueue/core).
-// Broker URLs written by `scripts/brokers up` are picked up automatically.
+// Broker URLs written by `scripts/brokers up` are picked up automatically;
+// without .brokers/env, brokers answering on the lab's ports are adopted. The
+// run ends with one line naming the broker suites it skipped.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { adoptLabBrokers, skippedLine } from './lab-brokers.mjs';
 
 const root = join(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);
@@ -61,9 +65,19 @@ const args = coverage
      '--reporter', 'text-summary', '--reporter', 'lcov', process.execPath, ...nodeArgs]
   : nodeArgs;
 
+const { vars: adoptedVars, adopted } = await adoptLabBrokers(root);
+if (adopted.length > 0) {
+  console.log(`no .brokers/env: adopted the brokers answering on the lab's default ports: ${adopted.join(', ')}`);
+}
+// test/support/brokers.ts appends the name of each broker suite it skips here.
+const scratch = mkdtempSync(join(tmpdir(), 'babelqueue-tests-'));
+const skippedFile = join(scratch, 'skipped');
 const result = spawnSync(process.execPath, args, {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, ...loadBrokerEnv() },
+  env: { ...process.env, ...loadBrokerEnv(), ...adoptedVars, BABELQUEUE_SKIPPED_FILE: skippedFile },
 });
+const line = skippedLine(existsSync(skippedFile) ? readFileSync(skippedFile, 'utf8').split('\n').filter(Boolean) : []);
+rmSync(scratch, { recursive: true, force: true });
+if (line !== undefined) console.log(`\n${line}`);
 process.exit(result.status ?? 1);

@@ -8,6 +8,9 @@ artemis_env=BABELQUEUE_ARTEMIS_URL
 artemis_ports="5673 61616"
 artemis_timeout=120
 artemis_url() { echo "amqp://admin:admin@$HOST:5673"; }
+# What `status` prints: transportFromUrl sends amqp:// to RabbitMQ, artemis:// to Artemis.
+# (.brokers/env keeps amqp://: ArtemisTransport takes both, and its readers expect it.)
+artemis_shown_url() { echo "artemis://admin:admin@$HOST:5673"; }
 artemis_ready() { probe amqp10 5673; }
 artemis_why() { probe_why amqp10 5673; }
 artemis_home() { echo "$CACHE/apache-artemis-$ARTEMIS_VERSION"; }

@@ -35,7 +35,7 @@ const transports: [string, () => Transport][] = [
   ['kafka', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1', retryTiersMs: [1000] })],
   ['kafka-no-tiers', () => new KafkaTransport({ url: 'kafka://127.0.0.1:1' })],
   ['sqs', () => new SqsTransport({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1' })],
-  ['pulsar', () => new PulsarTransport({ url: 'pulsar://127.0.0.1:1' })],
+  ['pulsar', () => new PulsarTransport({ url: 'pulsar://127.0.0.1:1?http=1' })],
   ['artemis', () => new ArtemisTransport({ url: 'artemis://127.0.0.1:1' })],
   ['asb', () => new AzureServiceBusTransport({ connectionString: 'Endpoint=sb://127.0.0.1:1/;SharedAccessKeyName=k;SharedAccessKey=v' })],
 ];

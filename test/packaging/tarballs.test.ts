@@ -160,6 +160,21 @@ describe('npm run pack: tarballs a fresh project installs and uses', { skip }, (
     }
   });
 
+  test("the root README's first example runs as pasted in a project `npm init -y` made, after the README's one-line instruction", async () => {
+    const project = join(app, 'default-project'); // node_modules resolve from the app above
+    mkdirSync(project);
+    await ok('npm', ['init', '-y'], project);
+    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { type?: string };
+    assert.notEqual(manifest.type, 'module', 'npm init -y makes a CommonJS project');
+    writeFileSync(join(project, 'index.js'), readmeExample());
+    const asMade = await run(process.execPath, ['index.js'], project);
+    assert.notEqual(asMade.code, 0, 'pasted as is, the example does not run in a CommonJS project: the README must say what to set');
+    const instruction = /in a project `npm init -y` made[^\n]*?run `(npm pkg set type=module)`/.exec(readFileSync(join(root, 'README.md'), 'utf8'));
+    assert.ok(instruction, 'the README says in one line what to set');
+    await ok('npm', instruction[1]!.split(' ').slice(1), project);
+    assert.match(await ok(process.execPath, ['index.js'], project), /^1042 [0-9a-f-]{36} 1\n$/);
+  });
+
   test('every package loads with require and with import, with the same exports', async () => {
     const names = JSON.stringify(packed.map((p) => p.name));
     const keys = 'Object.keys(m).filter((k) => k !== "default" && k !== "module.exports").sort()';

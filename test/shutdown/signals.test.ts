@@ -1,7 +1,9 @@
 // A worker with a handler that never returns, on the real RabbitMQ: SIGTERM
 // shuts it down within the shutdown deadline, the message is left unsettled
 // (never acknowledged) and redelivered; a second Ctrl-C exits at once; Ctrl-C
-// while the broker cannot be reached at start-up ends the wait at once.
+// while the broker cannot be reached at start-up ends the wait at once; a
+// handler sleeping on a timer (past the deadline or its handler timeout) does
+// not keep the process alive after the worker stopped.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -22,9 +24,10 @@ interface Worker {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function worker(url: string, queue: string, connectTimeoutMs?: number): Worker {
-  const args = ['--conditions=source', '--import', 'tsx', join(import.meta.dirname, 'fixtures', 'hung-worker.ts'), url, queue];
+function worker(url: string, queue: string, connectTimeoutMs?: number, fixture = 'hung-worker.ts', extra: string[] = []): Worker {
+  const args = ['--conditions=source', '--import', 'tsx', join(import.meta.dirname, 'fixtures', fixture), url, queue];
   if (connectTimeoutMs !== undefined) args.push(String(connectTimeoutMs));
+  args.push(...extra);
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BABELQUEUE_LOG_LEVEL: 'info' } });
   let out = '';
   let err = '';
@@ -96,12 +99,46 @@ describe('worker shutdown on signals (RabbitMQ)', { skip: lab.skip }, () => {
     w.child.kill('SIGTERM');
     // Deadline 1 s, then the transport closes (bounded at 5 s); the slack is for a loaded machine.
     const { code } = await exitOf(w, 30_000);
-    assert.equal(code, 0, w.err());
+    // The signal's exit code: a message was left unsettled.
+    assert.equal(code, 143, w.err());
     assert.match(w.out(), /run returned/);
     assert.match(w.err(), /SIGTERM: shutting down gracefully \(send it again to exit at once\)/);
     assert.match(w.err(), /shutdown deadline passed: 1 message\(s\) left unsettled for redelivery \(never acknowledged\)/);
     assert.match(w.err(), /worker stopped/);
     await redelivered(queue, id);
+  });
+
+  test('Ctrl-C with a handler sleeping on a timer: the library exits the process (130) after the deadline, message redelivered', async () => {
+    const queue = uniqueQueue('shutdown-sleeping');
+    const id = await publishOne(queue);
+    const w = worker(lab.url!, queue, undefined, 'sleeping-worker.ts');
+    children.push(w);
+    await until(() => w.out().includes(`started ${id}`), 'the handler to start');
+    w.child.kill('SIGINT');
+    // Deadline 1 s, interrupt grace 2 s, bounded close, exit grace 2 s; the slack is for a loaded machine.
+    const { code, signal } = await exitOf(w, 45_000);
+    assert.equal(signal, null, 'exited by itself, not killed');
+    assert.equal(code, 130, w.err());
+    assert.match(w.out(), /run returned/, 'run() resolved first: the code after it had its chance');
+    assert.match(w.err(), /shutdown deadline passed: 1 message\(s\) left unsettled/);
+    assert.match(w.err(), /worker stopped/);
+    assert.match(w.err(), /exiting: 1 handler\(s\) still running after the worker stopped on SIGINT/);
+    await redelivered(queue, id);
+  });
+
+  test('SIGTERM after a handler timed out but sleeps on: the process still ends (143)', async () => {
+    const queue = uniqueQueue('shutdown-timed-out');
+    const id = await publishOne(queue);
+    const w = worker(lab.url!, queue, undefined, 'sleeping-worker.ts', ['300']);
+    children.push(w);
+    await until(() => w.out().includes(`started ${id}`), 'the handler to start');
+    await until(() => /dropped: the message is gone/.test(w.err()), 'the handler timeout to fail the message');
+    w.child.kill('SIGTERM');
+    const { code, signal } = await exitOf(w, 45_000);
+    assert.equal(signal, null, 'exited by itself, not killed');
+    assert.equal(code, 143, w.err());
+    assert.match(w.out(), /run returned/);
+    assert.match(w.err(), /exiting: 1 handler\(s\) still running after the worker stopped on SIGTERM/);
   });
 
   test('Ctrl-C twice exits at once (130), leaving the message for redelivery', async () => {
@@ -150,5 +187,6 @@ describe('worker shutdown on signals (RabbitMQ)', { skip: lab.skip }, () => {
     const { code } = await exitOf(w, 30_000);
     assert.equal(code, 0, w.err());
     assert.doesNotMatch(w.err(), /consuming /);
+    assert.doesNotMatch(w.err(), /worker stopped/, 'a worker that never started does not say it stopped');
   });
 });

@@ -3,6 +3,7 @@
  * outside CI a missing broker skips the suite with one loud line, under
  * `CI=true` it fails the run (a skipped broker suite must never pass CI).
  */
+import { appendFileSync } from 'node:fs';
 export type BrokerName = 'redis' | 'redis-cluster' | 'rabbitmq' | 'kafka' | 'artemis' | 'sqs' | 'pulsar' | 'asb' | 'postgres';
 
 const ENV: Record<BrokerName, string> = {
@@ -34,6 +35,9 @@ export function broker(name: BrokerName): BrokerSuite {
     throw new Error(`broker suite "${name}" cannot run under CI=true: ${why}`);
   }
   process.stderr.write(`\n*** SKIPPED: ${name} broker suite — ${why} ***\n\n`);
+  // scripts/run-tests.mjs names every skipped suite again in one line at the end of the run.
+  const skippedFile = process.env.BABELQUEUE_SKIPPED_FILE;
+  if (skippedFile) appendFileSync(skippedFile, `${name}\n`);
   return { url: undefined, skip: `SKIPPED (no ${name} broker): ${why}` };
 }
 

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
+import { closest } from './suggest.js';
 import type { CliIo } from './io.js';
 import type { Command } from './usage.js';
 
@@ -49,10 +50,11 @@ export const DEFAULT_URL = 'memory://';
  */
 export function parse(command: Command, args: readonly string[], options: Options, io: CliIo): Args {
   let parsed;
+  const known = { ...GLOBAL_OPTIONS, ...options };
   try {
-    parsed = parseArgs({ args: [...args], options: { ...GLOBAL_OPTIONS, ...options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: [...args], options: known, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(cleanParseError(error), command);
+    throw new UsageError(`${cleanParseError(error)}${suggestion(error, Object.keys(known))}`, command);
   }
   const values = parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>;
   const string = (name: string) => {
@@ -126,4 +128,12 @@ function cleanParseError(error: unknown): string {
   return message
     .split(/\.\s+(?=To specify|If it|Did you)/)[0]!
     .replace(/\.$/, '');
+}
+
+/** ` (did you mean "--queue"?)` for an unknown option close to a known one, else "". */
+function suggestion(error: unknown, known: readonly string[]): string {
+  if ((error as { code?: unknown } | null)?.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return '';
+  const name = /Unknown option '--?([^'=]+)/.exec(error instanceof Error ? error.message : '')?.[1];
+  const near = name === undefined ? undefined : closest(name, known);
+  return near === undefined ? '' : ` (did you mean "--${near}"?)`;
 }

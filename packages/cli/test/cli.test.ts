@@ -192,7 +192,8 @@ describe('babelqueue dlq (in-process, after a demo on the same memory:// broker)
 
     const other = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--id', 'someone-else', '--idle-ms', '30']);
     assert.equal(other.code, 0, other.err);
-    assert.match(other.out, /^kept/);
+    assert.equal(other.out, '', 'records not asked for are counted, not listed');
+    assert.match(other.err, /0 redriven, 1 kept on orders\.dlq/);
     assert.match(other.err, /not found on orders\.dlq: someone-else/);
     assert.deepEqual(transport.messages('orders.dlq').map(String), [before]);
 
@@ -203,6 +204,20 @@ describe('babelqueue dlq (in-process, after a demo on the same memory:// broker)
     assert.equal(transport.messages('orders.dlq').length, 0);
     const back = transport.messages('orders')[0]!.toString();
     assert.equal(back, before.replace(/"attempts":\d+,"dead_letter":\{[^}]*\}\}$/, '"attempts":0}'));
+  });
+
+  test('redrive --id lists the records it moved, not every record it kept', async () => {
+    const { url, transport } = await withDeadLetter();
+    for (let i = 0; i < 3; i += 1) assert.equal((await run(['demo', '--url', url, '--json'])).code, 0);
+    const ids = transport.messages('orders.dlq').map((b) => JSON.parse(b.toString()).meta.id as string);
+    assert.equal(ids.length, 4);
+    const r = await run(['dlq', 'redrive', '--url', url, '--queue', 'orders', '--id', ids[1]!, '--id', ids[3]!, '--idle-ms', '30']);
+    assert.equal(r.code, 0, r.err);
+    const lines = r.out.trimEnd().split('\n');
+    assert.deepEqual(lines.map((l) => l.split(/\s+/)[0]), ['redriven', 'redriven']);
+    assert.deepEqual(lines.map((l) => l.split(/\s+/)[1]).sort(), [ids[1], ids[3]].sort());
+    assert.match(r.err, /2 redriven, 2 kept on orders\.dlq/);
+    assert.equal(transport.messages('orders.dlq').length, 2);
   });
 
   test('redrive --to and --bypass', async () => {
@@ -310,7 +325,11 @@ describe('babelqueue usage and errors', () => {
     ['publish data not an object', ['publish', URN, '[1]'], /must be a JSON object/],
     ['publish blank URN', ['publish', ' ', '{}'], /must not be blank/],
     ['publish bad delay', ['publish', '--delay-ms=-5', URN, '{}'], /--delay-ms must be an integer >= 0/],
-    ['unknown option', ['consume', '--bogus'], /Unknown option '--bogus'/],
+    ['unknown option', ['consume', '--bogus'], /Unknown option '--bogus'$/m],
+    ['unknown option close to a known one', ['consume', '--queu', 'orders'], /Unknown option '--queu' \(did you mean "--queue"\?\)$/m],
+    ['dlq option misspelt', ['dlq', 'redrive', '--dry-rn'], /Unknown option '--dry-rn' \(did you mean "--dry-run"\?\)$/m],
+    ['publish a job name that is not a URN', ['publish', 'orders.created', '{}'], /"orders\.created" is not a URN: a job name looks like urn:<namespace>:<context>:<event>, e\.g\. urn:babel:orders:created/],
+    ['publish a URN with a blank part', ['publish', 'urn:babel:', '{}'], /is not a URN/],
     ['missing option value', ['consume', '--queue'], /Option '--queue <value>' argument missing$/m],
     ['option value that looks like an option', ['consume', '--max', '-1'], /Option '--max' argument is ambiguous$/m],
     ['consume --max 0', ['consume', '--max', '0'], /--max must be an integer >= 1/],

@@ -5,6 +5,7 @@ export { createApp } from './runtime/app.js';
 export type {
   App,
   AppOptions,
+  CatalogData,
   ConsumeOnceOptions,
   DeadLetterOptions,
   ProcessOptions,

@@ -27,7 +27,9 @@ const QUERY_KEYS = ['http', 'token', 'tenant', 'namespace', 'subscription', 'sub
  * Parses the URL forms the binding accepts:
  *
  * - `pulsar://host:6650`, as the Python SDK spells it (its binary-protocol
- *   service URL). The web service is derived: same host, port 8080.
+ *   service URL). The web service is derived: same host, port 8080. Another
+ *   port (`pulsar://host:6651`) is refused unless `http` names the web
+ *   service: it cannot be honoured over the WebSocket API, nor ignored.
  * - `pulsar+ssl://host:6651`: TLS; the web service is `https://host:8443`.
  * - `http://host:8080` or `https://host:8443`: the web service itself.
  *
@@ -89,7 +91,17 @@ export function transportFromUrl(url: string | URL, options: Omit<PulsarTranspor
 
 function derivedWebService(url: URL, tls: boolean, http: string | null): URL {
   const scheme = tls ? 'https:' : 'http:';
-  if (http === null || http.trim() === '') return new URL(`${scheme}//${url.hostname}:${tls ? DEFAULT_HTTPS_PORT : DEFAULT_HTTP_PORT}`);
+  if (http === null || http.trim() === '') {
+    // The web service port is derived from the default binary port only: any
+    // other port was meant to be used, and this binding cannot speak the binary protocol.
+    if (url.port !== '' && Number(url.port) !== (tls ? DEFAULT_BINARY_TLS_PORT : DEFAULT_BINARY_PORT)) {
+      throw new ConfigurationError(
+        `${redactUrl(url.href)} names port ${url.port}, but this binding talks to Pulsar's web service (WebSocket API), not the binary protocol: ` +
+        `say where the web service is with ?http=<port> (${url.protocol}//${url.host}?http=${tls ? DEFAULT_HTTPS_PORT : DEFAULT_HTTP_PORT}) or give its ${scheme}// URL`,
+      );
+    }
+    return new URL(`${scheme}//${url.hostname}:${tls ? DEFAULT_HTTPS_PORT : DEFAULT_HTTP_PORT}`);
+  }
   if (/^\d+$/.test(http)) {
     const port = Number(http);
     if (port < 1 || port > 65535) throw new ConfigurationError(`the Pulsar URL's http port must be 1-65535, got ${http}`);

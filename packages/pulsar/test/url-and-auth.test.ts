@@ -18,6 +18,7 @@ describe('Pulsar URLs', () => {
     ['pulsar://broker.example', { web: 'http://broker.example:8080', serviceUrl: 'pulsar://broker.example:6650' }],
     ['pulsar+ssl://broker.example:6651', { web: 'https://broker.example:8443', serviceUrl: 'pulsar+ssl://broker.example:6651' }],
     ['pulsar://h:6650?http=18080', { web: 'http://h:18080' }],
+    ['pulsar://h:16650?http=18080', { web: 'http://h:18080', serviceUrl: 'pulsar://h:16650' }],
     ['pulsar://h:6650?http=http://admin.example:9090', { web: 'http://admin.example:9090' }],
     ['http://127.0.0.1:8080', { web: 'http://127.0.0.1:8080', serviceUrl: undefined }],
     ['https://pulsar.example/base/', { web: 'https://pulsar.example/base' }],
@@ -41,6 +42,9 @@ describe('Pulsar URLs', () => {
     ['pulsar://h?http=ftp://x', /http parameter must be a port or an http\(s\):\/\/ URL/],
     ['pulsar://h?http=70000', /1-65535/],
     ['not a url', /not a valid Pulsar URL/],
+    // A port the binding would not use is refused, not silently replaced by 8080.
+    ['pulsar://h:6651', /names port 6651, but this binding talks to Pulsar's web service.*\?http=8080/],
+    ['pulsar+ssl://h:6650', /names port 6650.*\?http=8443/],
   ] as const) {
     it(`refuses ${url}`, () => assert.throws(() => parsePulsarUrl(url), (e: Error) => e instanceof ConfigurationError && message.test(e.message)));
   }

@@ -102,12 +102,12 @@ export class ConnectionManager {
         clientProperties: { connection_name: this.options.connectionName },
       });
     } catch (cause) {
-      const error = this.unavailable(cause);
+      const error = speaksAmqp10(cause) ? this.wrongProtocol(cause) : this.unavailable(cause);
       this.lastError = error;
       this.failures += 1;
       for (const listener of this.failureListeners) listener(error);
       if (this.state === 'closed') throw error;
-      if (!this.everConnected && isConfigurationFailure(cause)) {
+      if (!this.everConnected && (isConfigurationFailure(cause) || speaksAmqp10(cause))) {
         this.state = 'failed';
         this.rejectWaiters(error);
         throw error;
@@ -159,6 +159,13 @@ export class ConnectionManager {
     for (const waiter of this.waiters.splice(0)) waiter.reject(error);
   }
 
+  private wrongProtocol(cause: unknown): Error {
+    return new RabbitMqUnavailableError(
+      `${this.masked}: this server speaks AMQP 1.0, not RabbitMQ's AMQP 0-9-1; for ActiveMQ Artemis use artemis:// (the Artemis binding)`,
+      { cause },
+    );
+  }
+
   private unavailable(cause: unknown): Error {
     if (cause instanceof RabbitMqUnavailableError || cause instanceof TransportClosedError) return cause;
     const text = cause instanceof Error ? cause.message : String(cause ?? 'not connected');
@@ -178,4 +185,18 @@ function isConfigurationFailure(error: unknown): boolean {
   if (/ACCESS[-_]REFUSED|\b403\b|NOT[-_]ALLOWED|\b530\b/.test(text)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code);
+}
+
+/**
+ * An AMQP 1.0 server (ActiveMQ Artemis, Azure Service Bus, Qpid) answers the
+ * 0-9-1 protocol header with its own, `AMQP` then protocol id, major 1. amqplib
+ * reads those bytes as a frame: type 'A', channel 'MQ', and a size whose bytes
+ * are 'P', the protocol id, 1, 0 (1342177536 plain, 1342439680 with SASL),
+ * reported as "Frame size … exceeds maxFrameSize". Retrying cannot cure that.
+ */
+function speaksAmqp10(error: unknown): boolean {
+  const size = /Frame size (\d+) exceeds/.exec(error instanceof Error ? error.message : '')?.[1];
+  if (size === undefined) return false;
+  const n = Number(size);
+  return n >>> 24 === 0x50 && ((n >>> 8) & 0xff) === 1;
 }

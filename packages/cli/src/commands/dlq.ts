@@ -155,7 +155,10 @@ async function redriveCommand(cli: Args, io: CliIo): Promise<number> {
       io.stdout(jsonLine({ dlq: from, dry_run: dryRun, ...result }));
       return 0;
     }
-    io.stdout(columns(result.items.map((item) => [
+    // With --id, the records not asked for stay out of the listing (the summary counts them):
+    // a DLQ of 10,000 records must not print 10,000 "kept" lines to move two.
+    const shown = ids.length > 0 ? result.items.filter((item) => ids.includes(item.messageId)) : result.items;
+    io.stdout(columns(shown.map((item) => [
       item.redriven ? 'redriven' : dryRun && item.to !== '' ? 'would redrive' : 'kept',
       item.messageId || '-',
       item.urn || (item.reason === 'poison' ? '(poison record)' : '(not an envelope)'),

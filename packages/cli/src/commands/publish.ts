@@ -6,6 +6,14 @@ import { jsonLine } from '../format.js';
 import type { CliIo } from '../io.js';
 import { USAGE } from '../usage.js';
 
+/**
+ * What the CLI accepts as a job name: `urn:` and at least two more
+ * colon-separated parts, no whitespace. The runtime takes any non-blank
+ * string (no SDK enforces the pattern), but a consumer routes by exact URN, so
+ * a name typed without it (`orders.created`) would only meet "no handler".
+ */
+const URN = /^urn:[^\s:]+(?::[^\s:]+)+$/i;
+
 /** `babelqueue publish [--queue Q] URN 'JSON-DATA' [--trace-id T] [--delay-ms D]`: prints the new `meta.id`. */
 export async function publish(args: readonly string[], io: CliIo): Promise<number> {
   const cli = parse('publish', args, {
@@ -21,6 +29,9 @@ export async function publish(args: readonly string[], io: CliIo): Promise<numbe
   if (urn === undefined || text === undefined) throw new UsageError('publish needs a URN and the JSON data', 'publish');
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}" (quote the JSON data)`, 'publish');
   if (urn.trim() === '') throw new UsageError('the URN must not be blank', 'publish');
+  if (!URN.test(urn.trim())) {
+    throw new UsageError(`"${urn.trim()}" is not a URN: a job name looks like urn:<namespace>:<context>:<event>, e.g. urn:babel:orders:created`, 'publish');
+  }
   const data = jsonObject(text);
   const queue = cli.string('queue') ?? 'default';
   const traceId = cli.string('trace-id');

@@ -19,84 +19,88 @@ export type { PublishOptions } from './publisher.js';
 /** Dead-lettering settings: `true` for `<queue>.dlq`, or an explicit queue / suffix. */
 export interface DeadLetterOptions {
   /** Write every record to this queue instead of `<queue><suffix>`. Must differ from the consumed queue. */
-  readonly queue?: string;
+  readonly queue?: string | undefined;
   /** Suffix appended to the consumed queue's name. Default `.dlq` (`-dlq` on SQS). Must not be empty. */
-  readonly suffix?: string;
+  readonly suffix?: string | undefined;
 }
 
 /** Options of {@link createApp}. Unknown keys are refused (a plain-JavaScript typo fails at start-up). */
-export interface AppOptions {
+export interface AppOptions<C extends UrnCatalog = UntypedCatalog> {
   /** The broker binding. */
   readonly transport: Transport;
   /** The queue published to and consumed from when a call names none. Default `"default"`. */
-  readonly queue?: string;
+  readonly queue?: string | undefined;
   /** Total deliveries a message gets, the first included; 1 = no retry; 0 = no cap. Default 3. */
-  readonly maxAttempts?: number;
+  readonly maxAttempts?: number | undefined;
   /** The unknown-URN strategy. Default `fail`. */
-  readonly onUnknownUrn?: UnknownUrnStrategyValue;
+  readonly onUnknownUrn?: UnknownUrnStrategyValue | undefined;
   /** Delay before an unknown URN under `release` is delivered again, in ms. Default 0. */
-  readonly unknownUrnReleaseDelayMs?: number;
+  readonly unknownUrnReleaseDelayMs?: number | undefined;
   /**
    * Dead-lettering. **Off by default** (the specification's default): a message
    * that still fails after `maxAttempts` is then dropped, with an ERROR log line.
    * `true` keeps it in `<queue>.dlq` (`<queue>-dlq` on SQS); or `{ queue, suffix }`.
    */
-  readonly deadLetter?: boolean | DeadLetterOptions;
+  readonly deadLetter?: boolean | DeadLetterOptions | undefined;
   /** Retry delay `min(maxMs, baseMs * multiplier^(n-1))`; default 0 ms (redeliver at once). */
-  readonly retryBackoff?: Partial<RetryBackoff>;
+  readonly retryBackoff?: Partial<RetryBackoff> | undefined;
   /** A body larger than this many bytes is poison. Default: no limit. */
-  readonly maxBodyBytes?: number;
+  readonly maxBodyBytes?: number | undefined;
   /**
    * A handler still running after this many ms is failed (retry path) and its
    * `message.signal` aborted. Must be below the transport's reservation (Redis
    * `retryAfter`, SQS visibility timeout, …). Default: no timeout.
    */
-  readonly handlerTimeoutMs?: number;
+  readonly handlerTimeoutMs?: number | undefined;
   /**
    * On shutdown, how long in-flight handlers may run on before they are
    * interrupted and their messages left unsettled for redelivery. Default
    * 25,000 ms (inside Kubernetes' 30 s grace period).
    */
-  readonly shutdownTimeoutMs?: number;
+  readonly shutdownTimeoutMs?: number | undefined;
   /** How long `run()`/`consume()` wait for the broker at start-up before failing with a `ConnectError`. Default 10,000 ms. */
-  readonly connectTimeoutMs?: number;
+  readonly connectTimeoutMs?: number | undefined;
   /** pino-compatible logger. Default: one line per event on stderr. Bodies are never logged. */
-  readonly logger?: Logger;
+  readonly logger?: Logger | undefined;
   /** The `failed(...)` hook: runs when a message will not be retried again, before it is dead-lettered or dropped. */
-  readonly onFailed?: (event: FailedEvent) => unknown;
+  readonly onFailed?: ((event: FailedEvent<CatalogData<C>>) => unknown) | undefined;
   /** Called for every message acknowledged without a record (after the log line). */
-  readonly onDrop?: (event: DropEvent) => unknown;
+  readonly onDrop?: ((event: DropEvent) => unknown) | undefined;
   /**
    * Hooks around each publish and each delivery, for tracing and metrics (for
    * example `otelInstrumentation()` from `@babelqueue/otel`). Default none.
    */
-  readonly instrumentation?: Instrumentation;
+  readonly instrumentation?: Instrumentation | undefined;
 }
 
 /** Options of {@link App.run}. */
 export interface RunOptions {
   /** Queue to consume; default the App's queue. */
-  readonly queue?: string;
+  readonly queue?: string | undefined;
   /** Deliveries handled at once. Default 1. */
-  readonly concurrency?: number;
+  readonly concurrency?: number | undefined;
   /** Aborting starts the graceful shutdown (see `shutdownTimeoutMs`). */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /**
    * Shut down on SIGINT / SIGTERM (Ctrl-C); a second signal exits the process at
-   * once, leaving what is in flight for redelivery. Default false.
+   * once, leaving what is in flight for redelivery. The library then owns the
+   * process's end: a handler still running after the worker stopped (past the
+   * deadline or its timeout) makes the exit code the signal's (130 / 143), and
+   * the process is exited 2 s after `run()` resolved if it has not ended by
+   * itself. Default false.
    */
-  readonly handleSignals?: boolean;
+  readonly handleSignals?: boolean | undefined;
 }
 
 /** Options of {@link App.consume}. */
 export interface ConsumeOnceOptions {
-  readonly queue?: string;
+  readonly queue?: string | undefined;
   /** Stop after this many deliveries. */
-  readonly maxMessages?: number;
+  readonly maxMessages?: number | undefined;
   /** Stop once nothing arrived for this long. Default 1000 ms. */
-  readonly idleMs?: number;
-  readonly concurrency?: number;
-  readonly signal?: AbortSignal;
+  readonly idleMs?: number | undefined;
+  readonly concurrency?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** Options of {@link App.process}. */
@@ -116,6 +120,9 @@ export interface UntypedCatalog {
 
 /** The URNs of a catalog. */
 export type UrnOf<C> = Extract<keyof C, string>;
+
+/** The `data` a message of the catalog can carry: the union of its payload types (any object without a catalog). */
+export type CatalogData<C> = C extends UntypedCatalog ? Record<string, unknown> : [UrnOf<C>] extends [never] ? Record<string, unknown> : C[UrnOf<C>];
 
 /**
  * Registers handlers by URN, publishes envelopes and runs the consume loop on
@@ -191,8 +198,8 @@ const PROCESS_KEYS = ['handlerTimeoutMs'] as const;
  * await app.run({ concurrency: 8, handleSignals: true });
  * ```
  */
-export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOptions): App<C> {
-  const settings = resolveSettings(options);
+export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOptions<C>): App<C> {
+  const settings = resolveSettings(options as unknown as AppOptions);
   const { transport, logger } = settings;
   const handlers = new Map<string, Handler>();
   const configs = new Map<string, PolicyConfig>();
@@ -214,7 +221,8 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
     maxBodyBytes: settings.maxBodyBytes,
     ...(settings.handlerTimeoutMs !== undefined ? { handlerTimeoutMs: settings.handlerTimeoutMs } : {}),
     ...extra,
-    ...(options.onFailed ? { onFailed: options.onFailed } : {}),
+    // The hook sees the catalog's payload types; the processor passes whatever was decoded.
+    ...(options.onFailed ? { onFailed: options.onFailed as NonNullable<ProcessorContext['onFailed']> } : {}),
     ...(options.onDrop ? { onDrop: options.onDrop } : {}),
     ...(settings.instrumentation ? { instrumentation: settings.instrumentation } : {}),
   });
@@ -256,6 +264,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         shutdownTimeoutMs: settings.shutdownTimeoutMs,
         process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt: new InterruptWatch(interrupt) })),
         started: () => checks.started(queue, concurrency),
+        stillRunning: () => runContext?.interrupt?.live ?? 0,
       });
     },
 

@@ -16,8 +16,9 @@ import type { Handler, Message } from './message.js';
 import { thrownFields, thrownText, thrownType } from './thrown.js';
 
 /** A failure the `onFailed` hook is told about, before the message is dead-lettered or dropped. */
-export interface FailedEvent {
-  readonly message: Message;
+export interface FailedEvent<TData = Record<string, unknown>> {
+  /** `message.data` has the App's URN catalog type (`createApp<Catalog>`). */
+  readonly message: Message<TData>;
   readonly error: unknown;
   readonly reason: 'failed' | 'unknown_urn';
 }
@@ -283,9 +284,12 @@ function report(ctx: ProcessorContext, verdict: Verdict, step: Step, delivery: D
   const ids = identify(delivery, step);
   const failure = step.outcome.kind === 'failed' ? thrownFields(step.outcome.error) : {};
   switch (verdict.kind) {
-    case 'retry':
-      logger.warn({ ...ids, delayMs: verdict.delayMs, ...failure }, retryText(step));
+    case 'retry': {
+      // One line per retry; the stack is logged once, when the message is dead-lettered or dropped.
+      const { stack: _stack, ...brief } = failure as { stack?: string };
+      logger.warn({ ...ids, delayMs: verdict.delayMs, ...brief }, retryText(step));
       return;
+    }
     case 'dead-letter':
       logger.warn({ ...ids, dlq: verdict.queue, reason: verdict.reason, ...failure }, 'dead-lettering');
       return;

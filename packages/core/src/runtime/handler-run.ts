@@ -9,6 +9,8 @@ import type { Handler, Message } from './message.js';
  */
 export class InterruptWatch {
   readonly #running = new Set<HandlerRace>();
+  /** Handlers whose promise has not settled, decided or not (a timed-out or interrupted handler runs on). */
+  #live = 0;
 
   constructor(private readonly signal: AbortSignal) {
     signal.addEventListener('abort', () => {
@@ -25,8 +27,30 @@ export class InterruptWatch {
     return this.signal.reason instanceof ShutdownError ? this.signal.reason : new ShutdownError(0);
   }
 
+  /** Handlers of this run still running, including those past their timeout or the deadline. */
+  get live(): number {
+    return this.#live;
+  }
+
   watch(race: HandlerRace): void {
     this.#running.add(race);
+  }
+
+  /** Counts a running handler until `handled` settles. */
+  track(handled: Promise<unknown>): void {
+    this.#live += 1;
+    void handled.then(() => {
+      this.#live -= 1;
+    });
+  }
+
+  /** For a handler whose settling the caller observes itself (one `then` per delivery, not two). */
+  began(): void {
+    this.#live += 1;
+  }
+
+  ended(): void {
+    this.#live -= 1;
   }
 
   unwatch(race: HandlerRace): void {
@@ -56,7 +80,8 @@ export function runHandler(
     // The deadline passed before the handler started: it runs with its signal
     // already aborted, and the delivery is left for redelivery whatever it does.
     message.abort(interrupt.reason());
-    void invoke(handler, message); // never rejects
+    const late = invoke(handler, message); // never rejects
+    if (late instanceof Promise) interrupt.track(late);
     return INTERRUPTED;
   }
   // The timer starts before the handler, so its synchronous part counts too.
@@ -90,10 +115,15 @@ class HandlerRace {
   }
 
   against(handled: Promise<Outcome>): Promise<Outcome> {
-    this.interrupts?.watch(this);
+    const interrupts = this.interrupts;
+    interrupts?.watch(this);
+    interrupts?.began();
     return new Promise<Outcome>((resolve) => {
       this.#resolve = resolve;
-      void handled.then((outcome) => this.decide(outcome));
+      void handled.then((outcome) => {
+        interrupts?.ended();
+        this.decide(outcome);
+      });
     });
   }
 

@@ -13,15 +13,15 @@ import { thrownFields } from './thrown.js';
 /** Options of `App.publish` and `App.publishMany` (the latter applies them to every item). */
 export interface PublishOptions {
   /** Target queue; default the App's queue. Stamped as `meta.queue`. */
-  readonly queue?: string;
+  readonly queue?: string | undefined;
   /** Continue an existing trace (trimmed, reused verbatim); default a new UUID. */
-  readonly traceId?: string;
+  readonly traceId?: string | undefined;
   /** Deliver no earlier than this many ms from now. Refused by transports without delays. */
-  readonly delayMs?: number;
+  readonly delayMs?: number | undefined;
   /** Out-of-band headers (traceparent, …) carried in native metadata, never in the body. */
-  readonly headers?: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
   /** Ordering key: the Kafka record key (carried byte-for-byte), the SQS FIFO `MessageGroupId`; ignored by other brokers. */
-  readonly key?: Buffer | string | null;
+  readonly key?: Buffer | string | null | undefined;
 }
 
 const PUBLISH_KEYS = ['queue', 'traceId', 'delayMs', 'headers', 'key'] as const;

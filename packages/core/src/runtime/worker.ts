@@ -21,12 +21,20 @@ export interface WorkerSpec {
   readonly process: (delivery: Delivery, interrupt: AbortSignal) => Promise<void>;
   /** Runs after the connection is verified and before the first delivery (start-up log lines). */
   readonly started: () => void;
+  /** Handlers of this run still running (past their timeout or the deadline included). */
+  readonly stillRunning: () => number;
 }
 
 /** How long closing the transport may take once the worker has stopped. */
 const CLOSE_TIMEOUT_MS = 5_000;
 /** How long interrupted deliveries get to record their "unsettled" settlement after the deadline. */
 const INTERRUPT_GRACE_MS = 2_000;
+/**
+ * With `handleSignals`, how long the code after `await app.run()` gets to end
+ * the process by itself before a handler still running (past the deadline or
+ * its timeout, with a timer or a socket open) is cut short by `process.exit`.
+ */
+const EXIT_GRACE_MS = 2_000;
 
 /**
  * One worker run: verify the connection, consume until the signal aborts (or
@@ -36,18 +44,31 @@ const INTERRUPT_GRACE_MS = 2_000;
  * for redelivery, never acknowledged) and close the transport. Rejects with a
  * `ConnectError` when the broker cannot be reached at start-up, and with the
  * transport's error if consuming stops on one.
+ *
+ * With `handleSignals` the library owns the process's end: when a signal
+ * started the shutdown and handlers still run after the worker stopped (past
+ * the deadline or their `handlerTimeoutMs`), the exit code is the signal's
+ * (130 / 143) and, if the process has not ended by itself within
+ * {@link EXIT_GRACE_MS} of `run()` resolving, it is exited.
  */
 export async function runWorker(spec: WorkerSpec): Promise<void> {
   const { transport, queue, logger } = spec;
   const stop = new AbortController();
   const interrupt = new AbortController();
   let active = 0;
+  let started = false;
+  let signalled: NodeJS.Signals | undefined;
   const stopping = () => {
     if (!stop.signal.aborted) stop.abort();
   };
   spec.signal?.addEventListener('abort', stopping, { once: true });
   if (spec.signal?.aborted) stopping();
-  const unhook = spec.handleSignals ? hookSignals(stopping, () => active, logger) : () => undefined;
+  const unhook = spec.handleSignals
+    ? hookSignals((signal) => {
+      signalled = signal;
+      stopping();
+    }, () => active, logger)
+    : () => undefined;
   try {
     try {
       await transport.connect({ timeoutMs: spec.connectTimeoutMs, signal: stop.signal });
@@ -56,6 +77,7 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
       throw error;
     }
     if (stop.signal.aborted) return;
+    started = true;
     spec.started();
     // Made once per run, not per delivery.
     const finished = () => {
@@ -91,7 +113,36 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
     }), CLOSE_TIMEOUT_MS))) {
       logger.warn({ queue }, `closing the transport took longer than ${CLOSE_TIMEOUT_MS} ms; giving up on it`);
     }
-    logger.info({ queue }, 'worker stopped');
+    // A worker that never started (the connect failed or was cancelled) did not stop either.
+    if (started) logger.info({ queue }, 'worker stopped');
+    if (signalled !== undefined) exitIfHeld(signalled, spec.stillRunning(), queue, logger);
+  }
+}
+
+/**
+ * A handler still running after the worker stopped (it cannot be killed) may
+ * hold the process open with a timer or a socket: the exit code becomes the
+ * signal's, and the process is exited if it is still there after the grace.
+ */
+function exitIfHeld(signal: NodeJS.Signals, running: number, queue: string, logger: Logger): void {
+  if (running === 0) return;
+  const code = signal === 'SIGINT' ? 130 : 143;
+  process.exitCode = code;
+  setTimeout(() => {
+    logger.warn({ queue, running, code }, `exiting: ${running} handler(s) still running after the worker stopped on ${signal} (their messages were not acknowledged)`);
+    flushThenExit(logger, code);
+  }, EXIT_GRACE_MS).unref();
+}
+
+/** Exits once the logger's buffer is written (pino's `flush(cb)`); the default logger writes synchronously. */
+function flushThenExit(logger: Logger, code: number): void {
+  const flush = (logger as { flush?: (done?: (error?: Error) => void) => void }).flush;
+  if (typeof flush !== 'function') process.exit(code);
+  setTimeout(() => process.exit(code), 1_000).unref();
+  try {
+    flush.call(logger, () => process.exit(code));
+  } catch {
+    process.exit(code);
   }
 }
 
@@ -100,13 +151,13 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
  * process at once (130 / 143), saying how many messages it leaves for
  * redelivery. Returns the function that removes the listeners.
  */
-function hookSignals(stopping: () => void, active: () => number, logger: Logger): () => void {
+function hookSignals(stopping: (signal: NodeJS.Signals) => void, active: () => number, logger: Logger): () => void {
   let received = 0;
   const on = (signal: NodeJS.Signals) => {
     received += 1;
     if (received === 1) {
       logger.info({ signal }, `${signal}: shutting down gracefully (send it again to exit at once)`);
-      stopping();
+      stopping(signal);
       return;
     }
     logger.warn({ signal, left: active() }, `${signal} again: exiting now; ${active()} message(s) left unsettled for redelivery`);

@@ -145,10 +145,32 @@ describe('error detail', () => {
     await app.consume({ idleMs: 100 });
     const retry = logger.lines.find((l) => l.message.includes('retrying'));
     assert.equal(retry?.fields.error, 'Error: charge failed');
-    assert.match(String(retry?.fields.stack), /Error: charge failed\n\s+at /);
     assert.equal(retry?.fields.cause, 'TypeError: socket hang up <- thrown string: ECONNRESET');
+    const drop = logger.lines.find((l) => l.message.startsWith('dropped'));
+    assert.match(String(drop?.fields.stack), /Error: charge failed\n\s+at /);
+    assert.equal(drop?.fields.cause, 'TypeError: socket hang up <- thrown string: ECONNRESET');
     assert.ok(!logger.text().includes('tok_4242'), "!logger.text().includes('tok_4242')");
   });
+
+  for (const deadLetter of [true, false]) {
+    test(`a retry logs one line without the stack; the stack is logged once per message, at the ${deadLetter ? 'dead-letter' : 'drop'}`, async () => {
+      const { app, logger } = setup({ maxAttempts: 3, deadLetter });
+      app.handle(URN, () => {
+        throw new Error('card declined');
+      });
+      for (let i = 0; i < 5; i += 1) await app.publish(URN, { order_id: i });
+      await app.consume({ idleMs: 100 });
+      const retries = logger.lines.filter((l) => l.message.includes('retrying'));
+      assert.equal(retries.length, 10);
+      for (const line of retries) {
+        assert.equal(line.fields.error, 'Error: card declined');
+        assert.equal(line.fields.stack, undefined, 'no stack on a retry line');
+      }
+      const withStack = logger.lines.filter((l) => l.fields.stack !== undefined);
+      assert.equal(withStack.length, 5, 'one stack per message');
+      for (const line of withStack) assert.equal(line.message, deadLetter ? 'dead-lettering' : 'dropped: the message is gone (turn on deadLetter to keep such messages)');
+    });
+  }
 
   const thrown: [string, unknown, string, string][] = [
     ['an object', { code: 42, why: 'nope' }, '{"code":42,"why":"nope"}', 'thrown object: {"code":42,"why":"nope"}'],
