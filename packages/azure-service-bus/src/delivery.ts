@@ -1,6 +1,7 @@
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   DeadLetterWriteError,
+  isVersionGated,
   reconcileAsbAttempts,
   recordProjection,
   withAttempts,
@@ -123,7 +124,7 @@ export class AsbDelivery implements Delivery {
   }
 
   private versionGated(): boolean {
-    return this.nativeSchemaVersion !== undefined && this.nativeSchemaVersion !== '1';
+    return isVersionGated(this.nativeSchemaVersion);
   }
 
   /** The delivery's own routing fields, for a raw record. */

@@ -134,7 +134,7 @@ export { projectKafka } from './projection/kafka.js';
 export type { KafkaProjection } from './projection/kafka.js';
 export { projectArtemis } from './projection/artemis.js';
 export type { ArtemisProjection } from './projection/artemis.js';
-export { nativeSchemaVersion } from './projection/version-gate.js';
+export { isVersionGated, nativeSchemaVersion } from './projection/version-gate.js';
 export { SchemaValidator, SchemaViolationError } from './schema/schema-validator.js';
 export type { SchemaValidatorApi, SchemaViolation, SchemaViolationReason } from './schema/schema-validator.js';
 export { idempotent, MemoryIdempotencyStore } from './idempotency/idempotent.js';
