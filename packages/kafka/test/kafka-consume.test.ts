@@ -35,11 +35,13 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
       { value: undecodable, key: b('k'), headers: { 'bq-schema-version': b('2'), 'bq-attempts': b('0'), traceparent: b('tp') } },
       { value: envelope('blank-header'), headers: { 'bq-schema-version': b(' ') } },
       { value: envelope('one'), headers: { 'bq-schema-version': b('1') } },
+      // Only the exact "1" passes: " 1 " is gated, never trimmed.
+      { value: envelope('spaced'), headers: { 'bq-schema-version': b(' 1 ') } },
     ]);
     const handled: string[] = [];
     const app = createApp({ transport: lab.transport(), queue: topic, deadLetter: true, logger: silentLogger })
       .handle(URN, (_data, msg) => void handled.push(msg.id));
-    assert.equal(await app.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
+    assert.equal(await app.consume({ maxMessages: 4, idleMs: IDLE_MS }), 4);
     await app.close();
     assert.deepEqual(handled, ['blank-header', 'one'], 'a blank header decodes normally (null-valued: see the unit table; kafkajs cannot write one)');
 
@@ -48,9 +50,11 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     assert.deepEqual(dead!.key, b('k'));
     assert.equal(text(dead!.headers, 'traceparent'), 'tp');
     assert.equal(text(dead!.headers, 'bq-schema-version'), undefined);
+    const [, spaced] = await lab.read(`${topic}.dlq`, 2);
+    assert.deepEqual(spaced!.value, envelope('spaced'), 'a " 1 " header is gated: the raw body in the DLQ');
   });
 
-  it('version gate without a DLQ: committed, dropped and logged through onDrop', async () => {
+  it('version gate without a DLQ and without retry tiers (what the Python SDK does): committed, dropped and logged through onDrop', async () => {
     const topic = await lab.topic('gate-drop');
     await lab.produce(topic, [{ value: envelope('gated'), headers: { 'bq-schema-version': b('7') } }, { value: envelope('next') }]);
     const drops: DropEvent[] = [];

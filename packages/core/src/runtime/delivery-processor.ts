@@ -191,7 +191,7 @@ function settledEnd(
 
 function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Step | Promise<Step> {
   const gate = delivery.nativeSchemaVersion;
-  if (isVersionGated(gate)) {
+  if (isVersionGated(gate) && ctx.transport.rules.versionGateWithoutDeadLetter !== 'none') {
     return { outcome: { kind: 'version-gated', value: gate }, counted: delivery.reconcileAttempts(0) + 1 };
   }
   const classified = delivery.poison !== undefined
