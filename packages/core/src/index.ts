@@ -141,7 +141,7 @@ export { idempotent, MemoryIdempotencyStore } from './idempotency/idempotent.js'
 export type { IdempotencyStore, IdentifiedMessage } from './idempotency/idempotent.js';
 
 // --- DLQ redrive and replay bypass (ADR-0026, ADR-0027) ---
-export { redrive, REDRIVE_BATCH_CEILING } from './redrive/redrive.js';
+export { isVersionGatedRecord, redrive, REDRIVE_BATCH_CEILING } from './redrive/redrive.js';
 export type { RedriveItem, RedriveOptions, RedriveResult } from './redrive/redrive.js';
 export { drainQueue } from './redrive/drain.js';
 export type { DrainOptions } from './redrive/drain.js';

@@ -97,6 +97,30 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     assert.equal(text(copy!.headers, 'bq-attempts'), '1');
   });
 
+  it('redrive keeps a version-gated record on the DLQ (reason version_gate): never sent to meta.queue past its gate', async () => {
+    const topic = await lab.topic('gate-redrive');
+    const dlq = `${topic}.dlq`;
+    // A body a v1 handler would accept, naming the work topic as its meta.queue.
+    const gated = b(JSON.stringify({ job: URN, trace_id: 't-g', data: {}, meta: { id: 'g', queue: topic, lang: 'go', schema_version: 1, created_at: 1 }, attempts: 0 }));
+    await lab.produce(topic, [{ value: gated, key: b('k'), headers: { 'bq-schema-version': b('2'), traceparent: b(TP) } }]);
+    const app = createApp({ transport: lab.transport(), queue: topic, deadLetter: true, logger: silentLogger })
+      .handle(URN, () => assert.fail('a version-gated record must not reach a handler'));
+    try {
+      assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
+    } finally {
+      await app.close();
+    }
+    const transport = lab.transport();
+    const result = await redrive(transport, { from: dlq, max: 1, idleMs: IDLE_MS });
+    await transport.close();
+    assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.redriven, i.to]), [['g', 'version_gate', false, '']]);
+    const [, restored] = await lab.read(dlq, 2);
+    assert.deepEqual(restored!.value, gated, 'restored byte for byte');
+    assert.deepEqual(restored!.key, b('k'));
+    const [work] = await (await lab.admin()).fetchTopicOffsets(topic);
+    assert.equal(work!.high, '1', 'nothing was written back to the work topic');
+  });
+
   it('redrive restores a null-valued DLQ record (a tombstone, undecodable) as null, never as an empty value, key kept', async () => {
     const topic = await lab.topic('null-redrive');
     const dlq = `${topic}.dlq`;

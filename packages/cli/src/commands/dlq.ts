@@ -146,7 +146,7 @@ async function redriveCommand(cli: Args, io: CliIo): Promise<number> {
       return 0;
     }
     io.stdout(columns(result.items.map((item) => [
-      item.redriven ? 'redriven' : dryRun && item.to !== '' ? 'would redrive' : 'kept',
+      item.redriven ? 'redriven' : dryRun && item.to !== '' ? 'would redrive' : item.reason === 'version_gate' ? 'kept (version-gated)' : 'kept',
       item.messageId || '-',
       item.urn || (item.reason === 'poison' ? '(poison record)' : '(not an envelope)'),
       item.to === '' ? '' : `→ ${item.to}${item.bypassed ? ' (replay)' : ''}`,
