@@ -110,13 +110,15 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
   });
 
   describe('version-gated records are never redriven (they stay on the DLQ, reason version_gate)', () => {
+    /** Ends the drain at `max` records, never on a short idle a busy machine could outrun. */
+    const UNTIL = (max: number) => ({ max, idleMs: 30_000 });
     /** The gate's raw record of a message whose body a v1 handler would accept: no dead_letter block. */
     const GATED_V1 = '{"job":"urn:babel:t:g","trace_id":"t-g","data":{},"meta":{"id":"g","queue":"orders","lang":"go","schema_version":1,"created_at":1},"attempts":0}';
 
     for (const toQueue of [undefined, 'elsewhere']) {
       test(`a record with no dead_letter block is restored byte for byte, never sent to meta.queue${toQueue ? ' nor to toQueue' : ''}`, async () => {
         const transport = await dlqWith([GATED_V1, record('f', { originalQueue: 'orders' })]);
-        const result = await redrive(transport, { from: DLQ, ...FAST, ...(toQueue ? { toQueue } : {}) });
+        const result = await redrive(transport, { from: DLQ, ...UNTIL(2), ...(toQueue ? { toQueue } : {}) });
         assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.redriven, i.to]), [
           ['g', 'version_gate', false, ''],
           ['f', 'failed', true, toQueue ?? 'orders'],
@@ -132,7 +134,7 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
       const transport = new InMemoryTransport();
       const failed = record('h', { originalQueue: 'orders' });
       await transport.publishRaw(DLQ, Buffer.from(failed), { 'bq-schema-version': '2' });
-      const result = await redrive(transport, { from: DLQ, ...FAST });
+      const result = await redrive(transport, { from: DLQ, ...UNTIL(1) });
       assert.deepEqual(result.items.map((i) => [i.reason, i.redriven]), [['version_gate', false]]);
       assert.deepEqual(texts(transport, DLQ), [failed]);
       assert.equal(transport.messages('orders').length, 0);
@@ -146,7 +148,7 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
       await transport.publishRaw('orders', Buffer.from(GATED_V1), { 'bq-schema-version': '2' });
       assert.equal(await app.consume({ idleMs: 50 }), 1);
       assert.deepEqual(texts(transport, DLQ), [GATED_V1], 'the gate wrote the raw body, no dead_letter block');
-      const result = await redrive(transport, { from: DLQ, ...FAST });
+      const result = await redrive(transport, { from: DLQ, ...UNTIL(1) });
       assert.deepEqual(result.items.map((i) => [i.reason, i.redriven]), [['version_gate', false]]);
       assert.deepEqual(texts(transport, DLQ), [GATED_V1]);
       assert.equal(await app.consume({ idleMs: 50 }), 0, 'nothing went back to work');
