@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   DeadLetterWriteError,
+  isVersionGated,
   reconcileAsbAttempts,
   recordProjection,
   withAttempts,
@@ -154,7 +155,7 @@ export class AsbDelivery implements Delivery {
   }
 
   private versionGated(): boolean {
-    return this.nativeSchemaVersion !== undefined && this.nativeSchemaVersion !== '1';
+    return isVersionGated(this.nativeSchemaVersion);
   }
 
   /** The delivery's own routing fields, for a raw record. */

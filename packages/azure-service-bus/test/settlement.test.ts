@@ -248,6 +248,7 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
       ['string "2"', '2', 'gated'],
       ['integer 2', 2, 'gated'],
       ['1.5', 1.5, 'gated'],
+      ['" 1 " (never trimmed)', ' 1 ', 'gated'],
     ];
     for (const [what, value, expected] of cases) {
       it(`${what}: ${expected}`, async () => {

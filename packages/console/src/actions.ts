@@ -1,4 +1,4 @@
-import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
 import type { InterruptedAction, Journal } from './journal.js';
 import { matches, type RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
@@ -342,7 +342,7 @@ async function drainRedrive(ctx: ActionContext, dlq: string, request: RedriveReq
         message_id: it.messageId || null,
         urn: it.urn || null,
         outcome: it.redriven ? 'redriven' : 'kept',
-        ...(it.redriven ? { to: it.to } : { note: it.urn === '' ? 'not an envelope (poison or version-gated): restored' : 'restored' }),
+        ...(it.redriven ? { to: it.to } : { note: keptNote(it) }),
       });
     }
     if (result.items.length >= REDRIVE_BATCH_CEILING) outcome.note = `took the first ${REDRIVE_BATCH_CEILING} records; run it again for more`;
@@ -351,6 +351,12 @@ async function drainRedrive(ctx: ActionContext, dlq: string, request: RedriveReq
   }
   log(ctx, outcome);
   return finish(outcome);
+}
+
+/** Why the core's redrive restored a record. */
+function keptNote(it: RedriveItem): string {
+  if (it.reason === 'version_gate') return 'version-gated (no dead_letter block): restored, never sent past its gate';
+  return it.urn === '' ? 'not an envelope (poison): restored' : 'restored';
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

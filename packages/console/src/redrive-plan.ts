@@ -1,4 +1,4 @@
-import { acceptsEnvelope, decodeEnvelope, reemit, REPLAY_BYPASS_HEADER, type Envelope, type HeaderValue } from '@babelqueue/core';
+import { acceptsEnvelope, decodeEnvelope, isVersionGatedRecord, reemit, REPLAY_BYPASS_HEADER, type Envelope, type HeaderValue } from '@babelqueue/core';
 
 /** Native riders a record keeps on its way back (trace continuity), as the core's redrive keeps them. */
 const RIDERS = ['traceparent', 'tracestate'] as const;
@@ -9,14 +9,16 @@ export type RedrivePlan =
   | { readonly kind: 'keep'; readonly why: string };
 
 /**
- * The ADR-0026 reset of one record, as the core's `redrive` does it: only an
- * accepted envelope moves; its target is `toQueue`, else
+ * The ADR-0026 reset of one record, as the core's `redrive` does it: a
+ * version-gated record (no `dead_letter` block) never moves; only an accepted
+ * envelope does; its target is `toQueue`, else
  * `dead_letter.original_queue`, else `meta.queue`; the body is the stored bytes
  * with `dead_letter` removed and `attempts` set to 0, nothing else touched.
  */
 export function planRedrive(body: Buffer, toQueue: string | undefined): RedrivePlan {
   const decoded = decodeEnvelope(body, () => undefined);
-  if (!acceptsEnvelope(decoded)) return { kind: 'keep', why: 'not an envelope (poison or version-gated): it would fail again' };
+  if (isVersionGatedRecord(decoded)) return { kind: 'keep', why: 'version-gated (no dead_letter block): a consumer of this schema version would take it past its gate' };
+  if (!acceptsEnvelope(decoded)) return { kind: 'keep', why: 'not an envelope (poison): it would fail again' };
   const target = toQueue ?? (nonBlank(stringAt(decoded.dead_letter, 'original_queue')) || nonBlank(stringAt(decoded.meta, 'queue')));
   if (target === '') return { kind: 'keep', why: 'no original_queue or meta.queue to send it to' };
   try {

@@ -138,14 +138,14 @@ export { projectKafka } from './projection/kafka.js';
 export type { KafkaProjection } from './projection/kafka.js';
 export { projectArtemis } from './projection/artemis.js';
 export type { ArtemisProjection } from './projection/artemis.js';
-export { nativeSchemaVersion } from './projection/version-gate.js';
+export { isVersionGated, nativeSchemaVersion } from './projection/version-gate.js';
 export { SchemaValidator, SchemaViolationError } from './schema/schema-validator.js';
 export type { SchemaValidatorApi, SchemaViolation, SchemaViolationReason } from './schema/schema-validator.js';
 export { idempotent, MemoryIdempotencyStore } from './idempotency/idempotent.js';
 export type { IdempotencyStore, IdentifiedMessage } from './idempotency/idempotent.js';
 
 // --- DLQ redrive and replay bypass (ADR-0026, ADR-0027) ---
-export { redrive, REDRIVE_BATCH_CEILING } from './redrive/redrive.js';
+export { isVersionGatedRecord, redrive, REDRIVE_BATCH_CEILING } from './redrive/redrive.js';
 export type { RedriveItem, RedriveOptions, RedriveResult } from './redrive/redrive.js';
 export { drainQueue } from './redrive/drain.js';
 export type { DrainOptions } from './redrive/drain.js';

@@ -42,9 +42,9 @@ export function deliveryHeaders(headers: RawHeaders | undefined): Record<string,
 }
 
 /**
- * The version-gate value: the trimmed `bq-schema-version` header (its last
- * occurrence), or undefined when it is absent, blank or present with a null
- * value (all count as absent).
+ * The version-gate value: the `bq-schema-version` header (its last occurrence)
+ * as UTF-8 text, untrimmed, or undefined when it is absent, blank or present
+ * with a null value (all count as absent). The core's `isVersionGated` decides.
  */
 export function kafkaSchemaVersion(headers: RawHeaders | undefined): string | undefined {
   // "1" as every SDK writes it, read without decoding text (once per consumed record).

@@ -1,4 +1,4 @@
-import { CapabilityError, DeadLetterWriteError, NO_PROJECTION, projectKafka, recordProjection, withAttempts } from '@babelqueue/core';
+import { CapabilityError, DeadLetterWriteError, isVersionGated, NO_PROJECTION, projectKafka, recordProjection, withAttempts } from '@babelqueue/core';
 import type { Decision, Delivery, HeaderValue, Logger } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import {
@@ -137,14 +137,17 @@ export class KafkaDelivery implements Delivery {
    * smallest tier whose delay covers it, and a delay above the largest tier is
    * refused (the record stays uncommitted and the error is logged). An accepted
    * envelope gets its `attempts` edited in place (every other byte kept) and
-   * the headers of its own projection. Anything else is poison on the bounded
-   * retry: it travels unchanged (a null value stays null) with the headers it
-   * arrived with, and `bq-attempts` carries its count. The caller commits.
+   * the headers of its own projection. Anything else is poison or
+   * version-gated on the bounded retry: it travels unchanged (a null value
+   * stays null) with the headers it arrived with, `bq-schema-version` included,
+   * so the gate holds on the next delivery, and `bq-attempts` carries its
+   * count. A gated value is never read, even when it would decode. The caller
+   * commits.
    */
   private async retry(attempts: number, delayMs: number | undefined): Promise<void> {
     const tiers = this.ctx.retryTiersMs;
     const { value } = this.record;
-    const projection = recordProjection(value);
+    const projection = isVersionGated(this.nativeSchemaVersion) ? NO_PROJECTION : recordProjection(value);
     const envelope = projection !== NO_PROJECTION;
     if (tiers.length === 0) {
       // A DLQ topic has no tiers even on a transport with them: poison there takes the

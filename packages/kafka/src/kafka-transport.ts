@@ -74,14 +74,15 @@ export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<C
 /**
  * The Kafka binding's settlement rules: poison without a DLQ takes the bounded
  * tier retry and is then dropped (the Go/Python behaviour), and with no tiers
- * is committed, dropped and logged; a version-gated record with no DLQ is
- * committed, dropped and logged.
+ * is committed, dropped and logged. A version-gated record with no DLQ takes
+ * the same poison path (seed 000: "§6.5 poison/DLQ path"), its gate kept on
+ * every retry copy, so a newer consumer of the group can still take it.
  */
 export const KAFKA_RULES: BindingRules = {
   name: 'kafka',
   poisonWithoutDeadLetter: 'bounded-retry',
   deleteStrategyDropsPoison: true,
-  versionGateWithoutDeadLetter: 'drop',
+  versionGateWithoutDeadLetter: 'bounded-retry',
 };
 
 /**

@@ -57,9 +57,11 @@ describe('Kafka version gate value', () => {
     ['null-valued', null, undefined],
     ['blank', b('   '), undefined],
     ['"1"', b('1'), '1'],
-    ['" 1" trimmed', b(' 1'), '1'],
+    ['tab-only blank', b('\t'), undefined],
+    ['" 1" kept untrimmed (gated)', b(' 1'), ' 1'],
     ['"2"', b('2'), '2'],
-    ['" 2 " trimmed', b(' 2 '), '2'],
+    ['" 2 " kept untrimmed', b(' 2 '), ' 2 '],
+    ['a no-break space is not blank', b('\u00a0'), '\u00a0'],
     ['"1.0" kept as text (gated)', b('1.0'), '1.0'],
     ['repeated: last wins', [b('1'), b('2')], '2'],
   ];

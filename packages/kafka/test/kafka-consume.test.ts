@@ -35,11 +35,13 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
       { value: undecodable, key: b('k'), headers: { 'bq-schema-version': b('2'), 'bq-attempts': b('0'), traceparent: b('tp') } },
       { value: envelope('blank-header'), headers: { 'bq-schema-version': b(' ') } },
       { value: envelope('one'), headers: { 'bq-schema-version': b('1') } },
+      // Only the exact "1" passes: " 1 " is gated, never trimmed.
+      { value: envelope('spaced'), headers: { 'bq-schema-version': b(' 1 ') } },
     ]);
     const handled: string[] = [];
     const app = createApp({ transport: lab.transport(), queue: topic, deadLetter: true, logger: silentLogger })
       .handle(URN, (_data, msg) => void handled.push(msg.id));
-    assert.equal(await app.consume({ maxMessages: 3, idleMs: IDLE_MS }), 3);
+    assert.equal(await app.consume({ maxMessages: 4, idleMs: IDLE_MS }), 4);
     await app.close();
     assert.deepEqual(handled, ['blank-header', 'one'], 'a blank header decodes normally (null-valued: see the unit table; kafkajs cannot write one)');
 
@@ -48,9 +50,11 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     assert.deepEqual(dead!.key, b('k'));
     assert.equal(text(dead!.headers, 'traceparent'), 'tp');
     assert.equal(text(dead!.headers, 'bq-schema-version'), undefined);
+    const [, spaced] = await lab.read(`${topic}.dlq`, 2);
+    assert.deepEqual(spaced!.value, envelope('spaced'), 'a " 1 " header is gated: the raw body in the DLQ');
   });
 
-  it('version gate without a DLQ: committed, dropped and logged through onDrop', async () => {
+  it('version gate without a DLQ and without retry tiers (what the Python SDK does): committed, dropped and logged through onDrop', async () => {
     const topic = await lab.topic('gate-drop');
     await lab.produce(topic, [{ value: envelope('gated'), headers: { 'bq-schema-version': b('7') } }, { value: envelope('next') }]);
     const drops: DropEvent[] = [];
@@ -91,6 +95,30 @@ describe('Kafka consume (real broker)', { skip: kafka.skip }, () => {
     const [copy] = await lab.read(`${poisonTopic}.retry.1`, 1);
     assert.equal(copy!.value, null, 'the bounded retry carries the null value as null');
     assert.equal(text(copy!.headers, 'bq-attempts'), '1');
+  });
+
+  it('redrive keeps a version-gated record on the DLQ (reason version_gate): never sent to meta.queue past its gate', async () => {
+    const topic = await lab.topic('gate-redrive');
+    const dlq = `${topic}.dlq`;
+    // A body a v1 handler would accept, naming the work topic as its meta.queue.
+    const gated = b(JSON.stringify({ job: URN, trace_id: 't-g', data: {}, meta: { id: 'g', queue: topic, lang: 'go', schema_version: 1, created_at: 1 }, attempts: 0 }));
+    await lab.produce(topic, [{ value: gated, key: b('k'), headers: { 'bq-schema-version': b('2'), traceparent: b(TP) } }]);
+    const app = createApp({ transport: lab.transport(), queue: topic, deadLetter: true, logger: silentLogger })
+      .handle(URN, () => assert.fail('a version-gated record must not reach a handler'));
+    try {
+      assert.equal(await app.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
+    } finally {
+      await app.close();
+    }
+    const transport = lab.transport();
+    const result = await redrive(transport, { from: dlq, max: 1, idleMs: IDLE_MS });
+    await transport.close();
+    assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.redriven, i.to]), [['g', 'version_gate', false, '']]);
+    const [, restored] = await lab.read(dlq, 2);
+    assert.deepEqual(restored!.value, gated, 'restored byte for byte');
+    assert.deepEqual(restored!.key, b('k'));
+    const [work] = await (await lab.admin()).fetchTopicOffsets(topic);
+    assert.equal(work!.high, '1', 'nothing was written back to the work topic');
   });
 
   it('redrive restores a null-valued DLQ record (a tombstone, undecodable) as null, never as an empty value, key kept', async () => {

@@ -45,7 +45,7 @@ describe('KafkaDelivery', () => {
   it('exposes the body, text headers, the version-gate value and header-authoritative attempts', () => {
     const d = new KafkaDelivery('orders', record({ headers: { 'bq-schema-version': b(' 2 '), 'bq-attempts': b('4') } }), harness().ctx);
     assert.equal(d.body.toString(), BODY);
-    assert.equal(d.nativeSchemaVersion, '2');
+    assert.equal(d.nativeSchemaVersion, ' 2 ', 'the raw text: the core gate reads it untrimmed');
     assert.equal(d.reconcileAttempts(9), 4);
     assert.deepEqual(d.key, Buffer.from([0x00, 0xff, 0x10]));
     assert.deepEqual(d.headers, { 'bq-schema-version': ' 2 ', 'bq-attempts': '4' });

@@ -105,6 +105,32 @@ describe('Kafka retry tiers and the re-inject consumer (real broker)', { skip: k
     assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 3 });
   });
 
+  it('version-gated with tiers and no DLQ: the poison path (seed 000 §6.5), the gate kept on every copy, dropped at maxAttempts', async () => {
+    const topic = await lab.topic('gate-tiers');
+    const gated = envelope('gated');
+    await lab.produce(topic, [{ value: gated, key: b('g'), headers: { 'bq-schema-version': b('2'), 'bq-attempts': b('0'), traceparent: b(TP) } }, { value: envelope('good') }]);
+    const handled: string[] = [];
+    const drops: DropEvent[] = [];
+    const transport = lab.transport({ retryTiersMs: [500] });
+    const app = createApp({ transport, queue: topic, maxAttempts: 2, logger: silentLogger, onDrop: (e) => void drops.push(e) })
+      .handle(URN, (_d, msg) => void handled.push(msg.id));
+    await runUntil(app, () => drops.length === 1, 'the version-gated drop');
+    assert.deepEqual(handled, ['good'], 'the gated record never reached a handler, though its body decodes');
+    assert.match(drops[0]!.why, /unsupported native schema version "2"; attempt 2 of 2/);
+    // The tier copy: the value byte for byte (never decoded, attempts not edited), the gate header kept.
+    const [copy] = await lab.read(`${topic}.retry.1`, 1);
+    assert.deepEqual(copy!.value, gated);
+    assert.deepEqual(copy!.key, b('g'));
+    assert.equal(text(copy!.headers, 'bq-schema-version'), '2');
+    assert.equal(text(copy!.headers, 'bq-attempts'), '1');
+    assert.equal(text(copy!.headers, 'traceparent'), TP);
+    // Back on the work topic with its gate: a newer consumer of the group could take it there.
+    const work = (await lab.read(topic, 3)).sort((x, y) => Number(x.offset) - Number(y.offset));
+    assert.deepEqual(work[2]!.value, gated);
+    assert.equal(text(work[2]!.headers, 'bq-schema-version'), '2');
+    assert.deepEqual(await lab.committed(transport.groupId, topic), { 0: 3 });
+  });
+
   it('a delayed publish goes to the smallest covering tier and arrives after that tier', async () => {
     const topic = await lab.topic('delayed');
     const seen: { attempts: number; at: number }[] = [];

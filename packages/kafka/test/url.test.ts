@@ -55,7 +55,7 @@ describe('kafka:// URLs', () => {
       name: 'kafka',
       poisonWithoutDeadLetter: 'bounded-retry',
       deleteStrategyDropsPoison: true,
-      versionGateWithoutDeadLetter: 'drop',
+      versionGateWithoutDeadLetter: 'bounded-retry',
     });
   });
 });

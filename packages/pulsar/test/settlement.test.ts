@@ -432,7 +432,23 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
       });
     }
 
-    for (const [label, value] of [['"1"', '1'], ['" 1 " (trimmed)', ' 1 '], ['blank (absent)', '  '], ['absent', undefined]] as const) {
+    // Only the exact "1" passes; nothing is trimmed, and blank is ASCII whitespace only.
+    for (const [label, value] of [['" 1 "', ' 1 '], ['a no-break space', '\u00a0']] as const) {
+      it(`${label}: gated, the raw body in the DLQ`, async () => {
+        const { queue, dlq } = names('gate-exact');
+        const { body } = await raw.publishEnvelope(queue, {}, { 'bq-schema-version': value });
+        const { app: a } = app(queue, { deadLetter: true });
+        let calls = 0;
+        a.handle(URN, () => void (calls += 1));
+        assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
+        await a.close();
+        assert.equal(calls, 0);
+        const [record] = await raw.take(dlq, 1);
+        assert.ok(record!.body.equals(body), 'byte for byte, no dead_letter block');
+      });
+    }
+
+    for (const [label, value] of [['"1"', '1'], ['blank (absent)', '  '], ['tab (blank)', '\t'], ['absent', undefined]] as const) {
       it(`${label}: decoded and handled normally`, async () => {
         const { queue } = names('gate-pass');
         const { body } = envelope(URN, {}, queue);

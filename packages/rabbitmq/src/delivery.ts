@@ -1,7 +1,7 @@
 import type { Channel, Message } from 'amqplib';
 import type { Acker, AckTicket } from './acker.js';
-import { DeadLetterWriteError, nativeSchemaVersion, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
-import { ATTEMPTS_HEADER, copyProperties, plainHeaders, recordProperties, SCHEMA_VERSION_HEADER } from './properties.js';
+import { DeadLetterWriteError, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
+import { plainHeaders, recordProperties } from './properties.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
 import type { Holds } from './holds.js';
@@ -30,7 +30,6 @@ export interface DeliveryContext {
 export class RabbitMqDelivery implements Delivery {
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, HeaderValue>>;
-  readonly nativeSchemaVersion?: string;
   private settled = false;
   private readonly ticket: AckTicket;
 
@@ -43,10 +42,8 @@ export class RabbitMqDelivery implements Delivery {
     this.body = message.content;
     this.ticket = lane.acker.track(message);
     this.headers = plainHeaders(message.properties.headers);
-    // FACTS §4: the seeds define no RabbitMQ gate; read x-schema-version with the
-    // SQS/Kafka rule (absent, null or blank → decode; anything but "1" → gated).
-    const version = nativeSchemaVersion(message.properties.headers?.[SCHEMA_VERSION_HEADER]);
-    if (version !== undefined) this.nativeSchemaVersion = version;
+    // No version gate (the seeds define none for RabbitMQ, nor does the Python SDK):
+    // x-schema-version is a projection; the body's meta.schema_version is checked.
   }
 
   /**
@@ -76,7 +73,7 @@ export class RabbitMqDelivery implements Delivery {
       case 'retry':
         return this.retry(decision.attempts, decision.delayMs);
       case 'dead-letter':
-        return this.deadLetter(decision.queue, decision.record, decision.reason === 'version_gate');
+        return this.deadLetter(decision.queue, decision.record);
       case 'unsettled':
         this.requeueLater();
         return;
@@ -117,13 +114,9 @@ export class RabbitMqDelivery implements Delivery {
    * Write the record to the DLQ, confirmed, then ack. A failed write leaves the
    * delivery untouched and throws; the runtime then settles it `unsettled`.
    */
-  private async deadLetter(queue: string, record: Buffer, versionGated: boolean): Promise<void> {
-    // A version-gated record is the raw body, never decoded: like Pulsar's it keeps
-    // the routing properties but not the attempts and schema-version projection.
-    // Every other record is projected anew from its own bytes.
-    const properties = versionGated
-      ? { ...copyProperties(this.message.properties, { [ATTEMPTS_HEADER]: undefined, [SCHEMA_VERSION_HEADER]: undefined }), contentType: 'application/json' }
-      : recordProperties(this.message.properties, record);
+  private async deadLetter(queue: string, record: Buffer): Promise<void> {
+    // Every record is projected anew from its own bytes (RabbitMQ has no version gate).
+    const properties = recordProperties(this.message.properties, record);
     try {
       await this.context.publisher.send({ spec: { kind: 'work', name: queue }, body: record, properties, confirm: true, wait: false });
     } catch (cause) {

@@ -1,17 +1,19 @@
 import type { BindingRules, TransportCapabilities } from '@babelqueue/core';
 
 /**
- * RabbitMQ's settlement rules. The seeds name no RabbitMQ-specific poison or
- * version-gate route, so the binding follows the Artemis/Pulsar reading: with
- * dead-lettering off, poison and a version-gated message are acknowledged,
- * dropped and logged (never handed to the broker's own DLX, which the user may
- * not have configured), and `on_unknown_urn: delete` drops poison.
+ * RabbitMQ's settlement rules. The seeds name no RabbitMQ-specific poison
+ * route, so the binding follows the Artemis/Pulsar reading: with dead-lettering
+ * off, poison is acknowledged, dropped and logged (never handed to the broker's
+ * own DLX, which the user may not have configured), and `on_unknown_urn: delete`
+ * drops poison. The seeds define no RabbitMQ version gate and the Python SDK
+ * has none (`none`): `x-schema-version` is a projection, every body is decoded
+ * and its `meta.schema_version` checked.
  */
 export const RABBITMQ_RULES: BindingRules = {
   name: 'rabbitmq',
   poisonWithoutDeadLetter: 'drop',
   deleteStrategyDropsPoison: true,
-  versionGateWithoutDeadLetter: 'drop',
+  versionGateWithoutDeadLetter: 'none',
 };
 
 /** Delays (publish and retry) ride per-delay TTL holding queues; retries re-publish; riders ride the AMQP headers. */

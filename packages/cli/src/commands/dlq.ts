@@ -159,7 +159,7 @@ async function redriveCommand(cli: Args, io: CliIo): Promise<number> {
     // a DLQ of 10,000 records must not print 10,000 "kept" lines to move two.
     const shown = ids.length > 0 ? result.items.filter((item) => ids.includes(item.messageId)) : result.items;
     io.stdout(columns(shown.map((item) => [
-      item.redriven ? 'redriven' : dryRun && item.to !== '' ? 'would redrive' : 'kept',
+      item.redriven ? 'redriven' : dryRun && item.to !== '' ? 'would redrive' : item.reason === 'version_gate' ? 'kept (version-gated)' : 'kept',
       item.messageId || '-',
       item.urn || (item.reason === 'poison' ? '(poison record)' : '(not an envelope)'),
       item.to === '' ? '' : `→ ${item.to}${item.bypassed ? ' (replay)' : ''}`,

@@ -1,6 +1,7 @@
 import { decodeEnvelope } from '../envelope/decode.js';
 import { acceptsEnvelope, isObject, resolveUrn } from '../envelope/identity.js';
 import type { Envelope } from '../envelope/types.js';
+import { isVersionGated } from '../projection/version-gate.js';
 import { reemit } from '../reemit/edit.js';
 import { CapabilityError, ConfigurationError } from '../runtime/errors.js';
 import type { Delivery, Transport } from '../transport/transport.js';
@@ -42,7 +43,12 @@ export interface RedriveItem {
   readonly messageId: string;
   readonly traceId: string;
   readonly urn: string;
-  /** `dead_letter.reason` ("" when absent). */
+  /**
+   * `dead_letter.reason`; `version_gate` for a version-gated record (one with no
+   * `dead_letter` block, or whose DLQ delivery carries a gated native schema
+   * version), which is always kept on the DLQ; "" when the record is not an
+   * envelope and has no block.
+   */
   readonly reason: string;
   /** The DLQ it was read from. */
   readonly from: string;
@@ -69,8 +75,15 @@ const RIDERS = ['traceparent', 'tracestate'] as const;
  * up to `max` records and holds them unsettled — so records written back to the
  * DLQ are not met twice, then handles each record in order:
  *
- * - not decodable / not an accepted envelope (poison and version-gated records
- *   included) → restored to the DLQ byte for byte, acknowledged, skipped;
+ * - version-gated (no `dead_letter` block, which is how the spec tells the raw
+ *   record of the version gate apart, or a DLQ delivery whose native schema
+ *   version the gate rejects; see {@link isVersionGatedRecord}) → restored to
+ *   the DLQ byte for byte, acknowledged, skipped with reason `version_gate`,
+ *   whatever `toQueue` says: its gate metadata did not survive the trip to the
+ *   DLQ, so a write back to work would hand a newer schema to handlers of this
+ *   one, past the gate;
+ * - not decodable / not an accepted envelope (poison records) → restored to the
+ *   DLQ byte for byte, acknowledged, skipped;
  * - not selected → restored unchanged, skipped;
  * - dry run → restored unchanged, skipped, with `to` still reported;
  * - otherwise the reset body — the raw bytes with `dead_letter` removed and
@@ -141,6 +154,10 @@ export async function redrive(transport: Transport, options: RedriveOptions): Pr
       await delivery.settle({ kind: 'ack' });
     };
 
+    if (isVersionGatedRecord(decoded, delivery)) {
+      await restore();
+      return { ...describe('', false, false), reason: VERSION_GATE };
+    }
     const envelope = acceptsEnvelope(decoded) ? decoded : undefined;
     // A record whose own queue is the DLQ being read would only loop back: restored, skipped.
     const own = envelope === undefined ? '' : targetOf(envelope, options.toQueue);
@@ -210,6 +227,21 @@ function validate(transport: Transport, options: RedriveOptions): Settings {
     throw new CapabilityError(`the ${transport.rules.name} transport carries no native headers, so the replay-bypass header (${REPLAY_BYPASS_HEADER}) cannot travel with a redriven message and handlers would re-run their external effects; redrive without bypass, or use a layout or broker that carries headers`);
   }
   return { publishRaw: transport.publishRaw.bind(transport), max, idleMs };
+}
+
+/** The item reason of a version-gated record (the settlement's name for it). */
+const VERSION_GATE = 'version_gate';
+
+/**
+ * True for a version-gated DLQ record: the raw body the gate wrote, recognised
+ * by its missing `dead_letter` block (seed 000: every other DLQ record — failed,
+ * unknown URN, poison — carries one; the raw body may not even be JSON), or a
+ * record whose own native schema version the gate rejects (a peer that kept the
+ * header). `record` is the decoded record (`decodeEnvelope`, `{}` when it is
+ * not a JSON object); `delivery` the DLQ delivery when there is one.
+ */
+export function isVersionGatedRecord(record: { readonly dead_letter?: unknown }, delivery?: Pick<Delivery, 'nativeSchemaVersion'>): boolean {
+  return !isObject(record.dead_letter) || isVersionGated(delivery?.nativeSchemaVersion);
 }
 
 /** The record's own queue: `dead_letter.original_queue`, else `meta.queue`; "" when neither is usable. */

@@ -1,5 +1,6 @@
 import { deadLetterBlock } from '../dead-letter/block.js';
 import { poisonRecord } from '../dead-letter/poison.js';
+import { isVersionGated } from '../projection/version-gate.js';
 import { reemit } from '../reemit/edit.js';
 import type { DeadLetterReason, Decision } from '../settlement/decision.js';
 import type { Outcome } from '../settlement/outcome.js';
@@ -191,7 +192,7 @@ function settledEnd(
 
 function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Step | Promise<Step> {
   const gate = delivery.nativeSchemaVersion;
-  if (gate !== undefined && gate !== '1') {
+  if (isVersionGated(gate) && ctx.transport.rules.versionGateWithoutDeadLetter !== 'none') {
     return { outcome: { kind: 'version-gated', value: gate }, counted: delivery.reconcileAttempts(0) + 1 };
   }
   const classified = delivery.poison !== undefined

@@ -17,8 +17,17 @@ export interface BindingRules {
   readonly poisonWithoutDeadLetter: 'dead-letter-default' | 'native' | 'bounded-retry' | 'drop';
   /** `on_unknown_urn: delete` drops poison (true everywhere but Redis, where poison is always dead-lettered). */
   readonly deleteStrategyDropsPoison: boolean;
-  /** A version-gated delivery with no DLQ and a strategy other than delete: `drop` (Pulsar, Artemis) or `native` (SQS, ASB). */
-  readonly versionGateWithoutDeadLetter: 'drop' | 'native';
+  /**
+   * A version-gated delivery with no DLQ and a strategy other than delete:
+   * - `drop`: acknowledged, dropped and logged (Pulsar, Artemis, memory)
+   * - `native`: left to the broker's own DLQ (SQS, Azure Service Bus)
+   * - `bounded-retry`: the poison path without a DLQ (Kafka, seed 000 §6.5): retried
+   *   through the retry tiers up to max attempts, its gate kept, then dropped;
+   *   without tiers committed, dropped and logged
+   * - `none`: the binding has no version gate (the seeds define none for Redis and
+   *   RabbitMQ): the runtime never gates its deliveries and decodes every body
+   */
+  readonly versionGateWithoutDeadLetter: 'drop' | 'native' | 'bounded-retry' | 'none';
   /** DLQ name for a queue: `<queue>.dlq` everywhere but SQS (`<queue>-dlq`, `.fifo` kept last). */
   readonly dlqName?: (queue: string, suffix: string | undefined) => string;
 }

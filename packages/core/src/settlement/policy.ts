@@ -45,18 +45,34 @@ export function decide(input: PolicyInput): Verdict {
 }
 
 /**
- * Version gate (seed 000, SQS/ASB/Pulsar/Artemis; seed 002): settled on the
- * first delivery, never retried, never a handler or the unknown-URN path.
+ * Version gate (seed 000, SQS/ASB/Pulsar/Artemis; seed 002): never a handler
+ * or the unknown-URN path; written raw to the DLQ on the first delivery. With
+ * no DLQ the binding's rule applies: Kafka's gate takes the §6.5 poison path
+ * (a bounded retry through the tiers, so a newer consumer of the group can
+ * still take it during a rolling upgrade), the others settle it at once.
  */
-function versionGated({ config, rules }: PolicyInput, value: string): Verdict {
+function versionGated(input: PolicyInput, value: string): Verdict {
+  const { config, rules } = input;
   const why = `unsupported native schema version "${value}"`;
   if (config.onUnknownUrn === 'delete') return { kind: 'drop', why: `${why}; on_unknown_urn is delete`, chosen: true };
   if (config.deadLetterQueue !== undefined) {
     return { kind: 'dead-letter', queue: config.deadLetterQueue, reason: 'version_gate' };
   }
-  return rules.versionGateWithoutDeadLetter === 'native'
-    ? { kind: 'native-dead-letter', why: `${why}; dead-lettering is off` }
-    : { kind: 'drop', why: `${why}; dead-lettering is off` };
+  switch (rules.versionGateWithoutDeadLetter) {
+    case 'native':
+      return { kind: 'native-dead-letter', why: `${why}; dead-lettering is off` };
+    case 'bounded-retry':
+      if (!input.capabilities.retry) return { kind: 'drop', why: `${why}; no retry path and no DLQ` };
+      return exhaustedOr(input, why, () => ({
+        kind: 'retry',
+        delayMs: retryDelay(input, config.retryBackoff),
+        attempts: input.counted,
+        rule: 'retry',
+      }));
+    case 'drop':
+    case 'none': // a binding without a gate never reports one (the runtime does not gate it)
+      return { kind: 'drop', why: `${why}; dead-lettering is off` };
+  }
 }
 
 /**

@@ -46,9 +46,10 @@ export interface Delivery {
   /** Native metadata as received (for riders such as traceparent, and for users). */
   readonly headers: Readonly<Record<string, HeaderValue>>;
   /**
-   * The native schema-version value when the binding has a version gate and the
-   * value is present and not blank (trimmed, as a string); undefined otherwise.
-   * The runtime gates every value other than "1".
+   * The native schema-version value when the binding has a version gate: the
+   * raw value read by the core's `nativeSchemaVersion` (text, never trimmed;
+   * undefined when absent, null or blank). The runtime's `isVersionGated` gates
+   * every value other than exactly "1".
    */
   readonly nativeSchemaVersion?: string;
   /**

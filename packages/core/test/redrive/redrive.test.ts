@@ -72,7 +72,6 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
   test('the target: toQueue overrides; else dead_letter.original_queue; else meta.queue', async () => {
     const cases = [
       { body: record('a', { originalQueue: 'orig', metaQueue: 'meta' }), toQueue: undefined, to: 'orig' },
-      { body: record('b', { metaQueue: 'meta' }), toQueue: undefined, to: 'meta' },
       { body: record('c', { originalQueue: '', metaQueue: 'meta' }), toQueue: undefined, to: 'meta' },
       { body: record('d', { originalQueue: 'orig', metaQueue: 'meta' }), toQueue: 'override', to: 'override' },
     ];
@@ -108,6 +107,53 @@ describe('redrive (ADR-0026) on the in-memory transport', () => {
     assert.deepEqual(after[7], notUtf8);
     assert.deepEqual(transport.broker.stats(DLQ), { ready: 8, delayed: 0, inFlight: 0 });
     assert.equal(transport.messages('q').length, 0);
+  });
+
+  describe('version-gated records are never redriven (they stay on the DLQ, reason version_gate)', () => {
+    /** Ends the drain at `max` records, never on a short idle a busy machine could outrun. */
+    const UNTIL = (max: number) => ({ max, idleMs: 30_000 });
+    /** The gate's raw record of a message whose body a v1 handler would accept: no dead_letter block. */
+    const GATED_V1 = '{"job":"urn:babel:t:g","trace_id":"t-g","data":{},"meta":{"id":"g","queue":"orders","lang":"go","schema_version":1,"created_at":1},"attempts":0}';
+
+    for (const toQueue of [undefined, 'elsewhere']) {
+      test(`a record with no dead_letter block is restored byte for byte, never sent to meta.queue${toQueue ? ' nor to toQueue' : ''}`, async () => {
+        const transport = await dlqWith([GATED_V1, record('f', { originalQueue: 'orders' })]);
+        const result = await redrive(transport, { from: DLQ, ...UNTIL(2), ...(toQueue ? { toQueue } : {}) });
+        assert.deepEqual(result.items.map((i) => [i.messageId, i.reason, i.redriven, i.to]), [
+          ['g', 'version_gate', false, ''],
+          ['f', 'failed', true, toQueue ?? 'orders'],
+        ]);
+        assert.deepEqual({ redriven: result.redriven, skipped: result.skipped }, { redriven: 1, skipped: 1 });
+        assert.deepEqual(texts(transport, DLQ), [GATED_V1]);
+        assert.equal(transport.messages(toQueue ?? 'orders').length, 1, 'only the failed record moved');
+        assert.equal(transport.messages('meta-q').length, 0);
+      });
+    }
+
+    test('a record whose DLQ delivery carries a gated native schema version is kept, even with a dead_letter block', async () => {
+      const transport = new InMemoryTransport();
+      const failed = record('h', { originalQueue: 'orders' });
+      await transport.publishRaw(DLQ, Buffer.from(failed), { 'bq-schema-version': '2' });
+      const result = await redrive(transport, { from: DLQ, ...UNTIL(1) });
+      assert.deepEqual(result.items.map((i) => [i.reason, i.redriven]), [['version_gate', false]]);
+      assert.deepEqual(texts(transport, DLQ), [failed]);
+      assert.equal(transport.messages('orders').length, 0);
+    });
+
+    test('end to end: the gate writes the raw record, redrive leaves it on the DLQ and no v1 handler ever sees it', async () => {
+      const transport = new InMemoryTransport();
+      const app = createApp({ transport, queue: 'orders', deadLetter: true, logger: silentLogger });
+      let handled = 0;
+      app.handle('urn:babel:t:g', () => void handled++);
+      await transport.publishRaw('orders', Buffer.from(GATED_V1), { 'bq-schema-version': '2' });
+      assert.equal(await app.consume({ idleMs: 50 }), 1);
+      assert.deepEqual(texts(transport, DLQ), [GATED_V1], 'the gate wrote the raw body, no dead_letter block');
+      const result = await redrive(transport, { from: DLQ, ...UNTIL(1) });
+      assert.deepEqual(result.items.map((i) => [i.reason, i.redriven]), [['version_gate', false]]);
+      assert.deepEqual(texts(transport, DLQ), [GATED_V1]);
+      assert.equal(await app.consume({ idleMs: 50 }), 0, 'nothing went back to work');
+      assert.equal(handled, 0);
+    });
   });
 
   test('select: unselected records are restored unchanged with to ""; selected ones are redriven', async () => {

@@ -1,6 +1,7 @@
 import { BQ_CONTRACT_KEYS } from '../../projection/bq-strings.js';
 import { projectPulsar } from '../../projection/pulsar.js';
 import { recordProjection } from '../../projection/record.js';
+import { nativeSchemaVersion } from '../../projection/version-gate.js';
 import { withAttempts } from '../../reemit/edit.js';
 import type { BindingRules } from '../../settlement/binding-rules.js';
 import type { Decision } from '../../settlement/decision.js';
@@ -232,9 +233,7 @@ class MemoryDelivery implements Delivery {
     this.body = message.body;
     this.headers = message.headers;
     this.key = message.key;
-    const version = message.headers['bq-schema-version'];
-    const trimmed = version === undefined || version === null ? '' : String(version).trim();
-    this.nativeSchemaVersion = trimmed === '' ? undefined : trimmed;
+    this.nativeSchemaVersion = nativeSchemaVersion(message.headers['bq-schema-version']);
     this.redeliveries = message.redeliveries;
     this.release = keeper.hold(async () => leases.renew(leaseId));
     // Own, bound functions, as a plain delivery object has: they keep working
