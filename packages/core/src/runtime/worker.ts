@@ -50,7 +50,7 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
   const unhook = spec.handleSignals ? hookSignals(stopping, () => active, logger) : () => undefined;
   try {
     try {
-      await transport.connect({ timeoutMs: spec.connectTimeoutMs, signal: stop.signal });
+      await transport.connect({ timeoutMs: spec.connectTimeoutMs, signal: stop.signal, queue });
     } catch (error) {
       if (stop.signal.aborted) return;
       throw error;
