@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CreateQueueCommand, DeleteQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { broker, uniqueQueue, type BrokerName } from '../../../test/support/brokers.js';
 import amqp from 'amqplib';
 import { until } from '../../../test/support/until.js';
@@ -156,6 +156,25 @@ describe('babelqueue on sqs', { skip: sqsLab.skip }, () => {
     assert.deepEqual(jsonLines(purged.out)[0], { dlq: `${queue}-dlq`, purged: 1 });
     const empty = await run(['dlq', 'list', '--url', url, '--queue', queue]);
     assert.equal(empty.out, `${queue}-dlq is empty\n`);
+  });
+
+  test('a missing queue: one line naming create_queues=1; with it in the URL, publish creates the queue and consume reads it', async () => {
+    const queue = uniqueQueue('cli-sqs-new');
+    const missing = await run(['consume', '--url', url, '--queue', queue, '--max', '1', '--idle-ms', EMPTY_IDLE_MS]);
+    assert.equal(missing.code, 1, missing.err);
+    assert.match(missing.err, new RegExp(`^babelqueue: .*the SQS queue "${queue}" does not exist; .*create_queues=1`));
+
+    const creating = `${url}&create_queues=1`;
+    try {
+      const published = await run(['publish', '--url', creating, '--queue', queue, 'urn:babel:orders:created', '{"order_id":1}']);
+      assert.equal(published.code, 0, published.err);
+      const consumed = await run(['consume', '--url', creating, '--queue', queue, '--max', '1', '--idle-ms', IDLE_MS, '--json']);
+      assert.equal(consumed.code, 0, consumed.err);
+      assert.deepEqual(jsonLines(consumed.out)[0]!.data, { order_id: 1 });
+    } finally {
+      const found = await client.send(new GetQueueUrlCommand({ QueueName: queue })).catch(() => undefined);
+      if (found?.QueueUrl !== undefined) created.push(found.QueueUrl);
+    }
   });
 });
 

@@ -32,10 +32,15 @@ const SHORT_POLL_PAUSE_MS = 1000;
  *   it were retried they would go back unhandled, counted. With one at a time
  *   SQS itself holds the rest of the group back (none is returned while one is
  *   in flight), so the group's order holds and only handled receives count.
- * - A graceful stop (the signal) waits for the receive in flight and hands over
- *   what it brought: those messages are received already, and giving them back
- *   would count a receive no handler saw. `close()` cancels the receive
- *   instead; what SQS handed over in that instant is given back (visibility 0).
+ * - A graceful stop (the signal) cancels the receive in flight, so an idle
+ *   worker stops at once instead of after the long poll (up to 20 s); an
+ *   answer that arrived first is handed over (giving it back would count a
+ *   receive no handler saw). SQS keeps the cancelled receive open on its side
+ *   for the rest of its wait, and a message that arrives meanwhile is given to
+ *   it: that message comes back after the visibility timeout, one receive
+ *   counted (see the README). `stopWaitsForPoll` waits for the receive
+ *   instead. `close()` always cancels it; what SQS handed over in that
+ *   instant is given back (visibility 0).
  * - A receive that fails is logged and tried again with backoff, except for
  *   errors no retry fixes (missing queue, refused credentials): the loop
  *   rejects with those.
@@ -64,6 +69,8 @@ export async function consumeLoop(
   let failures = 0;
   const stopped = () => signal.aborted || context.closing.aborted;
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - handed);
+  /** What cancels a receive in flight: close(), and the stop signal unless the stop waits for the poll. */
+  const cancel = context.options.stopWaitsForPoll ? context.closing : AbortSignal.any([signal, context.closing]);
 
   const handOver = async (delivery: SqsDelivery): Promise<void> => {
     try {
@@ -96,10 +103,10 @@ export async function consumeLoop(
       const waitSeconds = Math.min(MAX_WAIT_TIME_SECONDS, Math.ceil(waitMs / 1000));
       let messages: Message[];
       try {
-        messages = await receive(context, want, waitSeconds);
+        messages = await receive(context, want, waitSeconds, cancel);
         failures = 0;
       } catch (error) {
-        if (context.closing.aborted) break;
+        if (cancel.aborted) break;
         if (isQueueMissing(error) || isFatalClientError(error)) throw error;
         failures += 1;
         const pauseMs = reconnectDelayMs(CALL_RETRY_BACKOFF, failures);
@@ -132,7 +139,7 @@ export async function consumeLoop(
   }
 }
 
-async function receive(context: LoopContext, max: number, waitSeconds: number): Promise<Message[]> {
+async function receive(context: LoopContext, max: number, waitSeconds: number, cancel: AbortSignal): Promise<Message[]> {
   const { Messages = [] } = await context.client.send(new ReceiveMessageCommand({
     QueueUrl: context.queue.url,
     MaxNumberOfMessages: max,
@@ -143,7 +150,7 @@ async function receive(context: LoopContext, max: number, waitSeconds: number): 
     // FIFO: the SDK's own retries of this call reuse the id, so a receive whose
     // answer was lost on the network hands the same messages over again.
     ...(context.queue.fifo ? { ReceiveRequestAttemptId: randomUUID() } : {}),
-  }), { abortSignal: context.closing });
+  }), { abortSignal: cancel });
   return Messages;
 }
 

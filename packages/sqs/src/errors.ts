@@ -1,10 +1,10 @@
 import { BabelQueueError } from '@babelqueue/core';
 
-/** The named SQS queue does not exist (and `createQueues` is off). */
+/** The named SQS queue does not exist (and `createQueues`, URL `create_queues=1`, is off). */
 export class QueueNotFoundError extends BabelQueueError {
   override readonly name = 'QueueNotFoundError';
   constructor(readonly queue: string, options?: { cause?: unknown }) {
-    super(`the SQS queue "${queue}" does not exist; create it (with a RedrivePolicy for the work queues) or pass createQueues: true`, options);
+    super(`the SQS queue "${queue}" does not exist; create it (with a RedrivePolicy for the work queues) or let the binding create it: createQueues: true, or create_queues=1 in the sqs:// URL (the CLI's --url)`, options);
   }
 }
 

@@ -28,7 +28,11 @@ export interface SqsTransportOptions {
   readonly client?: SQSClient;
   /** Queue URLs are `<prefix>/<name>` instead of asked for with `GetQueueUrl` (URL `prefix=`). */
   readonly queueUrlPrefix?: string;
-  /** Create a queue that does not exist (FIFO when its name ends in `.fifo`) instead of failing. Default false. */
+  /**
+   * Create a queue that does not exist (FIFO when its name ends in `.fifo`)
+   * instead of failing with `QueueNotFoundError` (URL `create_queues=1`). The
+   * queue is created without a RedrivePolicy. Default false.
+   */
   readonly createQueues?: boolean;
   /** Treat every queue as FIFO (URL `fifo=1`). Default: a queue is FIFO when its name ends in `.fifo`. */
   readonly fifo?: boolean;
@@ -40,8 +44,17 @@ export interface SqsTransportOptions {
    * `ContentBasedDeduplication` attribute.
    */
   readonly contentBasedDeduplication?: boolean;
-  /** Long-poll wait of each receive, 0–20 s (URL `wait_time=`). Default 20. A graceful stop waits for the current poll. */
+  /** Long-poll wait of each receive, 0–20 s (URL `wait_time=`). Default 20. */
   readonly waitTimeSeconds?: number;
+  /**
+   * Let a graceful stop wait for the long poll in flight (up to
+   * `waitTimeSeconds`) instead of cancelling it (URL `stop_waits_for_poll=1`).
+   * Default false: the stop is immediate, but SQS keeps the cancelled receive
+   * open for the rest of its wait, and a message that arrives in that time is
+   * given to it, so it comes back only after the visibility timeout with one
+   * receive (an attempt) counted. Waiting costs no message anything.
+   */
+  readonly stopWaitsForPoll?: boolean;
   /**
    * The visibility timeout every receive asks for, 1–43200 s (URL
    * `visibility_timeout=`): the reservation. A heartbeat renews it every third
@@ -82,6 +95,7 @@ export interface ResolvedOptions {
   readonly messageGroupId: string | undefined;
   readonly contentBasedDeduplication: boolean | undefined;
   readonly waitTimeSeconds: number;
+  readonly stopWaitsForPoll: boolean;
   readonly visibilityTimeoutSeconds: number;
   readonly requestTimeoutMs: number;
   readonly maxMessageBytes: number | undefined;
@@ -91,7 +105,7 @@ export interface ResolvedOptions {
 
 const KEYS = new Set([
   'region', 'endpoint', 'credentials', 'clientConfig', 'client', 'queueUrlPrefix', 'createQueues', 'fifo',
-  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'browseWorkQueues', 'logger',
+  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'stopWaitsForPoll', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'browseWorkQueues', 'logger',
 ]);
 
 /** Checks every option (unknown keys refused, so a plain-JavaScript typo fails at once) and fills in the defaults. */
@@ -118,6 +132,7 @@ export function resolveOptions(options: SqsTransportOptions, logger: Logger): Re
     messageGroupId: text('messageGroupId', options.messageGroupId),
     contentBasedDeduplication: options.contentBasedDeduplication,
     waitTimeSeconds,
+    stopWaitsForPoll: options.stopWaitsForPoll ?? false,
     visibilityTimeoutSeconds,
     requestTimeoutMs,
     maxMessageBytes,

@@ -72,11 +72,15 @@ export class SqsTransport implements Transport {
    * Verifies the endpoint, region and credentials with one signed request.
    * Missing or refused credentials, a missing region and an unknown host fail
    * at once; an endpoint that does not answer fails when `timeoutMs` runs out,
-   * naming the last error.
+   * naming the last error. Given the queue about to be consumed
+   * (`options.queue`), it then looks the queue up (creating it with
+   * `createQueues`), so a missing queue rejects with {@link QueueNotFoundError}
+   * before the worker says it is consuming.
    */
   async connect(options: ConnectOptions): Promise<void> {
     this.assertOpen();
     await this.connection.verify(options);
+    if (options.queue !== undefined) await this.lookUpToConsume(options.queue, options.signal ?? this.closing.signal);
   }
 
   /** The visibility timeout each receive asks for (the same for every queue): the reservation the heartbeat renews. */

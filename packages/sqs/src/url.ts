@@ -15,11 +15,13 @@ const QUERY: Readonly<Record<string, (value: string, out: Record<string, unknown
   visibility_timeout: (v, out) => (out.visibilityTimeoutSeconds = integer('visibility_timeout', v)),
   content_dedup: (v, out) => (out.contentBasedDeduplication = flag('content_dedup', v)),
   browse_work_queues: (v, out) => (out.browseWorkQueues = flag('browse_work_queues', v)),
+  create_queues: (v, out) => (out.createQueues = flag('create_queues', v)),
+  stop_waits_for_poll: (v, out) => (out.stopWaitsForPoll = flag('stop_waits_for_poll', v)),
 };
 
 /**
- * Reads `sqs://[region][?endpoint=…&prefix=…&fifo=1&group_id=…&wait_time=20&visibility_timeout=30&content_dedup=1&browse_work_queues=1]`,
- * the Python SDK's form (`browse_work_queues` is this binding's own) (e.g. `sqs://us-east-1?endpoint=http://127.0.0.1:9324`).
+ * Reads `sqs://[region][?endpoint=…&prefix=…&fifo=1&group_id=…&wait_time=20&visibility_timeout=30&content_dedup=1&browse_work_queues=1&create_queues=1&stop_waits_for_poll=1]`,
+ * the Python SDK's form (`browse_work_queues`, `create_queues` and `stop_waits_for_poll` are this binding's own: the Python SDK has no such options) (e.g. `sqs://us-east-1?endpoint=http://127.0.0.1:9324`).
  * An empty host leaves the region to the standard AWS chain. Credentials never
  * go in the URL: they come from the AWS chain (or the `credentials` option).
  */

@@ -61,7 +61,7 @@ describe('SQS attempts: only handler runs count', { skip: sqs.skip }, () => {
     assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
   });
 
-  it('a graceful stop hands over what the receive in flight brought: giving it back would charge an attempt', async () => {
+  it('stopWaitsForPoll: a graceful stop hands over what the receive in flight brought: giving it back would charge an attempt', async () => {
     const q = await raw.fresh('stop-poll');
     const client = new SQSClient({ endpoint: sqs.url!, region: REGION, credentials: CREDENTIALS });
     let polling!: () => void;
@@ -72,7 +72,7 @@ describe('SQS attempts: only handler runs count', { skip: sqs.skip }, () => {
     }, { step: 'initialize' });
     const runs: [number, number][] = [];
     const stop = new AbortController();
-    const first = app(q.name, {}, { client, waitTimeSeconds: 5 });
+    const first = app(q.name, {}, { client, waitTimeSeconds: 5, stopWaitsForPoll: true });
     first.app.handle<{ n: number }>(URN, (data, message) => void runs.push([data.n, message.attempts]));
     const running = first.app.run({ signal: stop.signal, concurrency: 10 });
     await polled; // the loop is past its stop check: this receive goes out whatever happens next

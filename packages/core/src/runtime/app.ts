@@ -274,7 +274,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       const concurrency = positive(consumeOptions.concurrency ?? 1);
       checks.beforeConsume(queue, false);
       const signal = consumeOptions.signal ?? new AbortController().signal;
-      await transport.connect({ timeoutMs: settings.connectTimeoutMs, signal });
+      await transport.connect({ timeoutMs: settings.connectTimeoutMs, signal, queue });
       checks.started(queue, concurrency);
       let handled = 0;
       await transport.consume(queue, (delivery) => {

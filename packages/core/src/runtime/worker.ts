@@ -71,7 +71,7 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
     : () => undefined;
   try {
     try {
-      await transport.connect({ timeoutMs: spec.connectTimeoutMs, signal: stop.signal });
+      await transport.connect({ timeoutMs: spec.connectTimeoutMs, signal: stop.signal, queue });
     } catch (error) {
       if (stop.signal.aborted) return;
       throw error;

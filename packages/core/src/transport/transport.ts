@@ -155,6 +155,12 @@ export interface ConnectOptions {
   readonly timeoutMs: number;
   /** Aborting gives up at once (shutdown during start-up). */
   readonly signal?: AbortSignal;
+  /**
+   * The queue the caller is about to consume, when it is: a transport that
+   * must look a queue up (SQS) may do so here, so a missing queue fails the
+   * start before the worker says it is consuming.
+   */
+  readonly queue?: string;
 }
 
 /** Options for one consume loop. */
