@@ -32,15 +32,15 @@ const SHORT_POLL_PAUSE_MS = 1000;
  *   it were retried they would go back unhandled, counted. With one at a time
  *   SQS itself holds the rest of the group back (none is returned while one is
  *   in flight), so the group's order holds and only handled receives count.
- * - A graceful stop (the signal) cancels the receive in flight, so an idle
- *   worker stops at once instead of after the long poll (up to 20 s); an
- *   answer that arrived first is handed over (giving it back would count a
- *   receive no handler saw). SQS keeps the cancelled receive open on its side
- *   for the rest of its wait, and a message that arrives meanwhile is given to
- *   it: that message comes back after the visibility timeout, one receive
- *   counted (see the README). `stopWaitsForPoll` waits for the receive
- *   instead. `close()` always cancels it; what SQS handed over in that
- *   instant is given back (visibility 0).
+ * - A graceful stop (the signal) waits for the receive in flight and hands
+ *   over what it brought (giving it back would count a receive no handler
+ *   saw), saying in a log line how long it may wait. With `stopWaitsForPoll:
+ *   false` it cancels the receive instead, so an idle worker stops at once;
+ *   SQS keeps the cancelled receive open on its side for the rest of its wait,
+ *   and a message that arrives meanwhile is given to it: that message comes
+ *   back after the visibility timeout, one receive counted (see the README).
+ *   `close()` always cancels it; what SQS handed over in that instant is given
+ *   back (visibility 0).
  * - A receive that fails is logged and tried again with backoff, except for
  *   errors no retry fixes (missing queue, refused credentials): the loop
  *   rejects with those.
@@ -102,6 +102,10 @@ export async function consumeLoop(
       const want = Math.min(perReceive, concurrency - reserved, left());
       const waitSeconds = Math.min(MAX_WAIT_TIME_SECONDS, Math.ceil(waitMs / 1000));
       let messages: Message[];
+      // A stop that waits for this poll says so: a silent wait of up to 20 s looks hung.
+      const announce = () => logger.info({ queue: context.queue.name, waitSeconds }, `stopping: waiting up to ${waitSeconds} s for the SQS long poll in flight, whose messages are handed over (stopWaitsForPoll: false cancels it, at a cost: see the README)`);
+      const waits = context.options.stopWaitsForPoll && waitSeconds > 1 && !signal.aborted;
+      if (waits) signal.addEventListener('abort', announce, { once: true });
       try {
         messages = await receive(context, want, waitSeconds, cancel);
         failures = 0;
@@ -113,6 +117,8 @@ export async function consumeLoop(
         logger.warn({ queue: context.queue.name, error: describe(error), retryInMs: pauseMs }, 'receive failed; trying again');
         await pause(pauseMs, signal, context.closing);
         continue;
+      } finally {
+        if (waits) signal.removeEventListener('abort', announce);
       }
       if (messages.length === 0 && waitSeconds === 0) {
         // Short polling (waitTimeSeconds: 0): an empty answer comes back at once, so pause instead of spinning.

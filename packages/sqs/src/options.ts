@@ -47,12 +47,13 @@ export interface SqsTransportOptions {
   /** Long-poll wait of each receive, 0–20 s (URL `wait_time=`). Default 20. */
   readonly waitTimeSeconds?: number;
   /**
-   * Let a graceful stop wait for the long poll in flight (up to
-   * `waitTimeSeconds`) instead of cancelling it (URL `stop_waits_for_poll=1`).
-   * Default false: the stop is immediate, but SQS keeps the cancelled receive
-   * open for the rest of its wait, and a message that arrives in that time is
-   * given to it, so it comes back only after the visibility timeout with one
-   * receive (an attempt) counted. Waiting costs no message anything.
+   * Whether a graceful stop waits for the long poll in flight (up to
+   * `waitTimeSeconds`, logged as it starts) and hands over what it brought.
+   * Default true: waiting costs no message anything. `false` (URL
+   * `stop_waits_for_poll=0`) cancels the poll so an idle worker stops at once,
+   * but SQS keeps the cancelled receive open for the rest of its wait, and a
+   * message that arrives in that time is given to it: it comes back only after
+   * the visibility timeout with one receive (an attempt) counted.
    */
   readonly stopWaitsForPoll?: boolean;
   /**
@@ -132,7 +133,7 @@ export function resolveOptions(options: SqsTransportOptions, logger: Logger): Re
     messageGroupId: text('messageGroupId', options.messageGroupId),
     contentBasedDeduplication: options.contentBasedDeduplication,
     waitTimeSeconds,
-    stopWaitsForPoll: options.stopWaitsForPoll ?? false,
+    stopWaitsForPoll: options.stopWaitsForPoll ?? true,
     visibilityTimeoutSeconds,
     requestTimeoutMs,
     maxMessageBytes,

@@ -30,10 +30,26 @@ describe('SQS stop of an idle worker', { skip: sqs.skip }, () => {
   });
   after(() => raw.close());
 
-  it('a graceful stop cancels a 20 s long poll: run() resolves within seconds; a message sent just after is not lost', async () => {
+  it('by default a graceful stop waits for the long poll in flight and says so in a log line', async () => {
+    const q = await raw.fresh('stop-waits');
+    const { client, polled } = watchedClient();
+    const { transport: t, logger } = transport({ client, waitTimeSeconds: 3 });
+    const worker = createApp({ transport: t, queue: q.name, logger });
+    worker.handle(URN, () => undefined);
+    const stop = new AbortController();
+    const running = worker.run({ signal: stop.signal });
+    await polled;
+    stop.abort();
+    await within(running, 20_000, 'run() to resolve after the poll');
+    client.destroy();
+    assert.match(logger.text(), /stopping: waiting up to 3 s for the SQS long poll in flight/);
+    assert.match(logger.text(), /worker stopped/);
+  });
+
+  it('stopWaitsForPoll: false cancels a 20 s long poll: run() resolves within seconds; a message sent just after is not lost', async () => {
     const q = await raw.fresh('stop-idle');
     const { client, polled } = watchedClient();
-    const { transport: t, logger } = transport({ client, waitTimeSeconds: 20, visibilityTimeoutSeconds: 2 });
+    const { transport: t, logger } = transport({ client, waitTimeSeconds: 20, visibilityTimeoutSeconds: 2, stopWaitsForPoll: false });
     const worker = createApp({ transport: t, queue: q.name, logger });
     worker.handle(URN, () => assert.fail('the stopped worker handles nothing'));
     const stop = new AbortController();
@@ -62,7 +78,8 @@ describe('SQS stop of an idle worker', { skip: sqs.skip }, () => {
     assert.ok(tookMs < 5_000, `stopped in ${tookMs} ms`);
   });
 
-  it('URL stop_waits_for_poll=1 sets stopWaitsForPoll (the graceful stop then waits for the poll: attempts.test.ts)', () => {
+  it('URL stop_waits_for_poll=0 clears stopWaitsForPoll (the graceful stop then cancels the poll)', () => {
+    assert.equal(parseSqsUrl('sqs://us-east-1?stop_waits_for_poll=0').stopWaitsForPoll, false);
     assert.equal(parseSqsUrl('sqs://us-east-1?stop_waits_for_poll=1').stopWaitsForPoll, true);
     assert.equal(parseSqsUrl('sqs://us-east-1').stopWaitsForPoll, undefined);
   });

@@ -44,6 +44,18 @@ function nativeOf(message: ServiceBusReceivedMessage): NativeRecord {
 }
 
 /**
+ * A retry copy's MessageId is `<meta.id>:retry:<sequence number>` (duplicate
+ * detection would drop a copy under meta.id: packages/azure-service-bus README);
+ * the part before the suffix is what must agree with the body's meta.id.
+ */
+function retryCopyOf(record: NativeRecord): NativeRecord {
+  const id = record.contract.messageId;
+  const derived = typeof id === 'string' ? /^(.+):retry:\d+$/.exec(id) : null;
+  if (derived === null) throw new Error(`the retry copy's MessageId ${String(id)} is not <meta.id>:retry:<sequence number>`);
+  return { ...record, contract: { ...record.contract, messageId: derived[1] } };
+}
+
+/**
  * Service Bus (the stand-in here) through the official client: a sender writes
  * as a foreign producer would, `peekMessages` reads the scheduled retry copy
  * without locking it, a receiver takes the DLQ record.
@@ -83,7 +95,7 @@ class AsbLab implements AgreementLab {
     try {
       let peeked: ServiceBusReceivedMessage[] = [];
       await until(async () => (peeked = await receiver.peekMessages(1)).length > 0, 20_000, `a copy on ${queue}`, 50);
-      return nativeOf(peeked[0]!);
+      return retryCopyOf(nativeOf(peeked[0]!));
     } finally {
       await receiver.close();
     }

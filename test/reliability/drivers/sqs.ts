@@ -56,10 +56,6 @@ const driver: BrokerDriver = {
     credentials: CREDENTIALS,
     visibilityTimeoutSeconds: VISIBILITY_S,
     waitTimeSeconds: 1,
-    // With 1 s polls waiting costs nothing, and a cancelled poll could hand a
-    // message to a closed request (an extra receive counted): the ledger would
-    // read that as a wrong end.
-    stopWaitsForPoll: true,
     logger: target.logger,
   }),
   queue: (base) => base,
