@@ -16,20 +16,19 @@ export interface Divergence {
   readonly rows: readonly string[];
   /** Broker names as the suite spells them (`redis-legacy`, …), or `["*"]`: on every broker that runs the row. */
   readonly brokers: readonly string[];
-  /** The field of the outcome, dotted (`deadLetters.0.deadLetter.original_queue`, `errorLogged`). */
-  readonly path: string;
-  /** The field's value under the Python SDK (`"<absent>"`: not there). */
-  readonly python: unknown;
-  /** The field's value under BabelQueue for TypeScript. */
-  readonly ours: unknown;
+  /** The fields of the outcome that differ, each with both values; every one must occur on every row and broker named. */
+  readonly differences: readonly Difference[];
   /** Why it stays: a seed sentence the Python SDK does not follow, a documented Python bug, a broker limit. */
   readonly reason: string;
 }
 
 /** One field on which the two outcomes differ. */
 export interface Difference {
+  /** The field of the outcome, dotted (`deadLetters.0.deadLetter.original_queue`, `errorLogged`). */
   readonly path: string;
+  /** The field's value under the Python SDK (`"<absent>"`: not there). */
   readonly python: unknown;
+  /** The field's value under BabelQueue for TypeScript. */
   readonly ours: unknown;
 }
 
@@ -66,8 +65,8 @@ export function entriesFor(row: string, broker: string): Divergence[] {
 export interface Verdict {
   /** Differences no entry covers. */
   readonly unlisted: Difference[];
-  /** Entries naming this row and broker that did not match a difference. */
-  readonly stale: Divergence[];
+  /** Listed differences of entries naming this row and broker that did not occur. */
+  readonly stale: { entry: Divergence; difference: Difference }[];
 }
 
 /** Compares the two outcomes of `row` on `broker` against the list. */
@@ -76,10 +75,10 @@ export function judge(row: string, broker: string, python: Outcome, ours: Outcom
   const plain = (o: Outcome) => JSON.parse(JSON.stringify(o)) as unknown;
   const found = differences(plain(python), plain(ours));
   const entries = entriesFor(row, broker);
-  const covers = (e: Divergence, d: Difference) =>
-    e.path === d.path && isDeepStrictEqual(e.python, d.python) && isDeepStrictEqual(e.ours, d.ours);
+  const listed = entries.flatMap((entry) => entry.differences.map((difference) => ({ entry, difference })));
+  const same = (a: Difference, b: Difference) => a.path === b.path && isDeepStrictEqual(a.python, b.python) && isDeepStrictEqual(a.ours, b.ours);
   return {
-    unlisted: found.filter((d) => !entries.some((e) => covers(e, d))),
-    stale: entries.filter((e) => !found.some((d) => covers(e, d))),
+    unlisted: found.filter((d) => !listed.some((l) => same(l.difference, d))),
+    stale: listed.filter((l) => !found.some((d) => same(l.difference, d))),
   };
 }

@@ -204,8 +204,8 @@ export function describeDifferential(target: DifferentialTarget): void {
               `(with its reason) what differs:\n${JSON.stringify(unlisted, null, 2)}`,
           );
         }
-        for (const e of stale) {
-          problems.push(`divergence "${e.id}" (${e.path}) no longer happens: remove ${row.id}/${target.name} from it`);
+        for (const { entry, difference } of stale) {
+          problems.push(`divergence "${entry.id}" lists ${difference.path} (${JSON.stringify(difference.python)} / ${JSON.stringify(difference.ours)}), which no longer happens here: take ${row.id}/${target.name} out of it`);
         }
         if (problems.length > 0) {
           assert.fail(`${row.id} on ${target.name}: ${problems.join('\n')}\nPython: ${JSON.stringify(python)}\nOurs:   ${JSON.stringify(ours)}`);

@@ -64,12 +64,27 @@ export interface Context {
   readonly published: Buffer;
 }
 
+/** The published envelope's ids (fresh per row), which native metadata may echo: `<trace_id>`, `<message_id>`. */
+function idsOf(published: Buffer): Map<string, string> {
+  const ids = new Map<string, string>();
+  try {
+    const env = JSON.parse(published.toString('utf8')) as { trace_id?: unknown; meta?: { id?: unknown } };
+    if (typeof env.trace_id === 'string') ids.set(env.trace_id, '<trace_id>');
+    if (typeof env.meta?.id === 'string') ids.set(env.meta.id, '<message_id>');
+  } catch {
+    // Not JSON (a poison row): nothing to echo.
+  }
+  return ids;
+}
+
 const LANGS = new Set(['python', 'node']);
 const FAILURE = /handler failure on purpose/;
 
 /** A value with the run-specific parts replaced: queue names, language, failure texts, timestamps. */
 export function normaliseValue(value: unknown, ctx: Context): unknown {
   if (typeof value === 'string') {
+    const id = idsOf(ctx.published).get(value);
+    if (id !== undefined) return id;
     if (LANGS.has(value)) return '<lang>';
     if (FAILURE.test(value)) return '<handler error>';
     if (/^\d{13}$/.test(value)) return '<ms>';
