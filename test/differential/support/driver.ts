@@ -216,5 +216,10 @@ export function describeDifferential(target: DifferentialTarget): void {
     for (const [id, reason] of Object.entries(target.unsupported ?? {})) {
       it(`${id}: not run on ${target.name} (${reason})`, { skip: reason }, () => {});
     }
+    if (target.versionKey === undefined) {
+      for (const row of ROWS.filter((r) => r.publish.version !== undefined)) {
+        it(`${row.id}: not run on ${target.name}`, { skip: 'the broker carries no native schema-version metadata' }, () => {});
+      }
+    }
   });
 }
