@@ -9,6 +9,8 @@
  * lists it, with both outcomes and the reason.
  */
 import { after, before, describe, it } from 'node:test';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { createApp, type HeaderValue, type Transport } from '@babelqueue/core';
 import { uniqueQueue, type BrokerSuite } from '../../support/brokers.js';
@@ -48,7 +50,7 @@ export interface DifferentialTarget {
   cleanup?(url: string, queues: string[]): Promise<void>;
   /** Extra fields for the peer's row (Kafka: `group`, `retry_tiers_ms`). */
   peerRow?(queue: string): Record<string, unknown>;
-  /** How long a consumer waits for the next delivery before it stops (default 2,500 ms). */
+  /** How long a consumer waits for the next delivery before it stops (default 4,000 ms). */
   readonly idleMs?: number;
 }
 
@@ -76,7 +78,7 @@ export function describeDifferential(target: DifferentialTarget): void {
 
   describe(`differential over ${target.name}: the Python SDK and BabelQueue settle each row alike`, { skip }, () => {
     const url = target.broker.url!;
-    const idleMs = target.idleMs ?? 2_500;
+    const idleMs = target.idleMs ?? 4_000;
     const dlqOf = (q: string) => target.dlqName?.(q) ?? `${q}.dlq`;
     const queues: string[] = [];
     const outcomes = new Map<string, { python: Outcome; ours: Outcome }>();
@@ -187,6 +189,12 @@ export function describeDifferential(target: DifferentialTarget): void {
           ours: outcomeOf(ours[i]!, { queue: p.tsQueue, published: p.body }),
         });
       });
+      // For people reviewing a change: every outcome of this broker, agreeing or not.
+      const dir = process.env.BABELQUEUE_DIFFERENTIAL_OUT;
+      if (dir !== undefined) {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, `${target.name}.json`), `${JSON.stringify(Object.fromEntries(outcomes), null, 2)}\n`);
+      }
     });
 
     after(async () => {
