@@ -13,7 +13,7 @@ import { describeDifferential } from './support/driver.js';
 import { inspectWith } from './support/inspect.js';
 
 const lab = broker('artemis');
-const transport = (url: string) => new ArtemisTransport({ url, logger: silentLogger });
+const transport = (url: string, _queue?: string) => new ArtemisTransport({ url, logger: silentLogger });
 
 /** Sends one message as a plain AMQP client would: the body (a string when it is UTF-8), the given application properties and nothing else. */
 async function sendRaw(url: string, queue: string, body: Buffer, headers: Record<string, string>): Promise<void> {

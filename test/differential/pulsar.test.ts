@@ -11,7 +11,7 @@ import { inspectWith } from './support/inspect.js';
 
 const lab = broker('pulsar');
 const binaryUrl = lab.url === undefined ? undefined : `pulsar://${new URL(lab.url).hostname}:6650`;
-const transport = (url: string) => new PulsarTransport({ url, logger: silentLogger });
+const transport = (url: string, _queue?: string) => new PulsarTransport({ url, logger: silentLogger });
 
 describeDifferential({
   name: 'pulsar',

@@ -8,7 +8,7 @@ import { broker } from '../support/brokers.js';
 import { describeDifferential } from './support/driver.js';
 import { inspectWith } from './support/inspect.js';
 
-const transport = (url: string) => new RabbitMqTransport({ url, logger: silentLogger });
+const transport = (url: string, _queue?: string) => new RabbitMqTransport({ url, logger: silentLogger });
 
 describeDifferential({
   name: 'rabbitmq',

@@ -8,7 +8,7 @@ import { broker } from '../support/brokers.js';
 import { describeDifferential } from './support/driver.js';
 import { scanAll } from './support/inspect.js';
 
-const transport = (url: string) => new RedisTransport({ url, layout: 'legacy', logger: silentLogger });
+const transport = (url: string, _queue?: string) => new RedisTransport({ url, layout: 'legacy', logger: silentLogger });
 
 describeDifferential({
   name: 'redis-legacy',

@@ -32,8 +32,8 @@ export interface DifferentialTarget {
   /** The broker's name in conformance/divergences.json (`redis-legacy`, `kafka-no-tiers`, …). */
   readonly name: string;
   readonly broker: BrokerSuite;
-  /** Our transport for one row's consumer. */
-  transport(url: string): Transport;
+  /** Our transport for one row's consumer of `queue` (also used to publish and read `queue`). */
+  transport(url: string, queue: string): Transport;
   /** The native schema-version key the row's `publish.version` is sent under; absent: the binding has none (version rows skip). */
   readonly versionKey?: string;
   /** Rows this broker cannot carry, with why (a broker limit). */
@@ -85,7 +85,7 @@ export function describeDifferential(target: DifferentialTarget): void {
 
     async function publish(p: Prepared, queue: string): Promise<void> {
       if (target.publish) return target.publish(url, queue, p.body, p.headers);
-      const transport = target.transport(url);
+      const transport = target.transport(url, queue);
       try {
         await transport.publishRaw!(queue, p.body, p.headers);
       } finally {
@@ -133,7 +133,7 @@ export function describeDifferential(target: DifferentialTarget): void {
       const runs: number[] = [];
       let crashed: string | undefined;
       const app = createApp({
-        transport: target.transport(url),
+        transport: target.transport(url, p.tsQueue),
         queue: p.tsQueue,
         logger,
         maxAttempts: p.row.consumer.maxAttempts,

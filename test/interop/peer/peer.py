@@ -251,19 +251,40 @@ def _differential_row(url, row, errors, results):
             raise RuntimeError("differential: handler failure on purpose")
 
     app.register(row["urn"], handler)
+    stop = threading.Event()
+    reinjector = None
+    if row.get("reinject"):
+        # Kafka with tiers: the SDK's re-inject consumer moves due retries back to the work
+        # topic; it runs in its own process in production, here beside the row's consumer.
+        from babelqueue.kafka_retry import RetryReinjector
+
+        def reinject():
+            mover = RetryReinjector(
+                url, work_topics=[row["queue"]], retry_tiers_ms=tiers(row["retry_tiers_ms"]),
+                group_id=row["queue"] + ".reinject",
+            )
+            while not stop.is_set():
+                mover.run_once(timeout=0.5)
+            mover.close()
+
+        reinjector = threading.Thread(target=reinject, name=row["id"])
+        reinjector.start()
     try:
         app.consume(max_messages=row.get("max", 20), timeout=row.get("idle_s", 2.0), handle_signals=False)
         results[row["id"]] = {"runs": runs, "errors": errors.by_row.get(row["id"], [])}
     except Exception as exc:  # reported, not raised: the other rows still answer
         results[row["id"]] = {"runs": runs, "errors": errors.by_row.get(row["id"], []), "crash": repr(exc)}
     finally:
+        stop.set()
+        if reinjector is not None:
+            reinjector.join()
         app.transport.close()
 
 
 def cmd_differential(_args):
     """Request: {"url", "rows": [{"id", "queue", "urn", "handler", "max_attempts", "dead_letter",
     "on_unknown_urn", "retry_backoff_ms"?, "unknown_urn_release_delay_ms"?, "max"?, "idle_s"?,
-    "group"?, "retry_tiers_ms"?}]}. Every row consumes on its own thread, at once; the answer is
+    "group"?, "retry_tiers_ms"?, "reinject"?}]} (reinject: run the Kafka re-inject consumer beside). Every row consumes on its own thread, at once; the answer is
     {"rows": {id: {"runs": [counted attempt per handler run], "errors": [error-level lines]}}}."""
     req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     errors = _RowErrors()
