@@ -44,7 +44,7 @@ export interface Outcome {
   readonly deadLetters: readonly DeadLetterRecord[];
   /** Whether the consumer logged anything at error level. */
   readonly errorLogged: boolean;
-  /** The consumer refused the settings or crashed (its message, normalised). */
+  /** The consumer refused the settings or crashed: the error's type. */
   readonly crashed?: string;
 }
 
@@ -133,6 +133,11 @@ function deadLetterRecord(body: Buffer, headers: Readonly<Record<string, HeaderV
   };
 }
 
+/** The type of an error as either side reports it (`UnicodeDecodeError('utf-8', …)`, `CapabilityError: …`): its message carries run-specific text. */
+function errorType(text: string): string {
+  return /^[\w.]+/.exec(text)?.[0] ?? '<error>';
+}
+
 /** The neutral outcome of what one side observed. */
 export function outcomeOf(observed: Observed, ctx: Context): Outcome {
   const deadLetters = observed.dlq.map((r) => deadLetterRecord(r.body, r.headers, ctx));
@@ -147,6 +152,6 @@ export function outcomeOf(observed: Observed, ctx: Context): Outcome {
     left: observed.left,
     deadLetters,
     errorLogged: observed.errorLines > 0,
-    ...(observed.crashed === undefined ? {} : { crashed: String(normaliseValue(observed.crashed, ctx)) }),
+    ...(observed.crashed === undefined ? {} : { crashed: errorType(observed.crashed) }),
   };
 }

@@ -144,7 +144,13 @@ def tiers(text):
 
 def transport_for(args):
     """The SDK transport for the URL as make_transport builds it; for Kafka with the given
-    consumer group and retry tiers."""
+    consumer group and retry tiers. A redis:// URL with laravel=1 is the zset layout: the
+    SDK reads the flag from its URL but hands the whole URL to redis-py, which refuses the
+    unknown parameter, so the transport is built with laravel_compat and the bare URL."""
+    if args.url.startswith(("redis://", "rediss://")) and "laravel=1" in args.url:
+        from babelqueue.redis_transport import RedisTransport
+
+        return RedisTransport(args.url.split("?")[0], laravel_compat=True)
     if args.url.startswith("kafka://"):
         from babelqueue.kafka_transport import KafkaTransport
 
