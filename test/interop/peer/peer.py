@@ -12,6 +12,9 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
     peer.py consume --url URL --queue Q --urn URN [--urn URN ...] [--max N] [--timeout S]
                     [--fail N] [--max-attempts N] [--dead-letter] [--on-unknown-urn STRATEGY]
                     [--group KAFKA_GROUP] [--retry-tiers-ms MS,...]
+    peer.py differential                   (request on stdin, see cmd_differential: several
+                                           consumers at once, one per row, each handler run's
+                                           counted attempt and the error-level log lines)
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
     peer.py otel-publish --url URL --queue Q --urn URN --data JSON
                                            (babelqueue.otel.publish under an in-memory OTel SDK;
@@ -36,8 +39,10 @@ Service Bus fields (see native_fields).
 import argparse
 import base64
 import json
+import logging
 import os
 import sys
+import threading
 import time
 
 import babelqueue
@@ -139,7 +144,13 @@ def tiers(text):
 
 def transport_for(args):
     """The SDK transport for the URL as make_transport builds it; for Kafka with the given
-    consumer group and retry tiers."""
+    consumer group and retry tiers. A redis:// URL with laravel=1 is the zset layout: the
+    SDK reads the flag from its URL but hands the whole URL to redis-py, which refuses the
+    unknown parameter, so the transport is built with laravel_compat and the bare URL."""
+    if args.url.startswith(("redis://", "rediss://")) and "laravel=1" in args.url:
+        from babelqueue.redis_transport import RedisTransport
+
+        return RedisTransport(args.url.split("?")[0], laravel_compat=True)
     if args.url.startswith("kafka://"):
         from babelqueue.kafka_transport import KafkaTransport
 
@@ -209,6 +220,91 @@ def cmd_consume(args):
     processed = app.consume(max_messages=args.max, timeout=args.timeout, handle_signals=False)
     app.transport.close()
     out({"processed": processed, "handled": handled, "received": raw})
+
+
+class _RowErrors(logging.Handler):
+    """Counts the SDK's error-level log lines per differential row (the row is the thread's name)."""
+
+    def __init__(self):
+        super().__init__(level=logging.ERROR)
+        self.by_row = {}
+
+    def emit(self, record):
+        if record.name.startswith("babelqueue"):
+            row = threading.current_thread().name
+            self.by_row.setdefault(row, []).append(record.getMessage()[:200])
+
+
+def _differential_row(url, row, errors, results):
+    """One row of test/differential: a consumer on the row's queue with the row's settings,
+    a handler that succeeds, fails once or fails always, consuming until idle."""
+    args = argparse.Namespace(url=url, group=row.get("group"), retry_tiers_ms=row.get("retry_tiers_ms"))
+    app = BabelQueue(
+        sdk_url(url),
+        transport=transport_for(args),
+        queue=row["queue"],
+        max_attempts=row["max_attempts"],
+        dead_letter=row["dead_letter"],
+        on_unknown_urn=row["on_unknown_urn"],
+        retry_backoff=row.get("retry_backoff_ms", 0) / 1000,
+        unknown_urn_release_delay=row.get("unknown_urn_release_delay_ms", 0) / 1000,
+    )
+    runs = []
+
+    def handler(data, meta, envelope):
+        runs.append(int(envelope.get("attempts") or 0) + 1)
+        if row["handler"] == "fail-always" or (row["handler"] == "fail-once" and len(runs) == 1):
+            raise RuntimeError("differential: handler failure on purpose")
+
+    app.register(row["urn"], handler)
+    stop = threading.Event()
+    reinjector = None
+    if row.get("reinject"):
+        # Kafka with tiers: the SDK's re-inject consumer moves due retries back to the work
+        # topic; it runs in its own process in production, here beside the row's consumer.
+        from babelqueue.kafka_retry import RetryReinjector
+
+        def reinject():
+            mover = RetryReinjector(
+                url, work_topics=[row["queue"]], retry_tiers_ms=tiers(row["retry_tiers_ms"]),
+                group_id=row["queue"] + ".reinject",
+            )
+            while not stop.is_set():
+                mover.run_once(timeout=0.5)
+            mover.close()
+
+        reinjector = threading.Thread(target=reinject, name=row["id"])
+        reinjector.start()
+    try:
+        app.consume(max_messages=row.get("max", 20), timeout=row.get("idle_s", 2.0), handle_signals=False)
+        results[row["id"]] = {"runs": runs, "errors": errors.by_row.get(row["id"], [])}
+    except Exception as exc:  # reported, not raised: the other rows still answer
+        results[row["id"]] = {"runs": runs, "errors": errors.by_row.get(row["id"], []), "crash": repr(exc)}
+    finally:
+        stop.set()
+        if reinjector is not None:
+            reinjector.join()
+        app.transport.close()
+
+
+def cmd_differential(_args):
+    """Request: {"url", "rows": [{"id", "queue", "urn", "handler", "max_attempts", "dead_letter",
+    "on_unknown_urn", "retry_backoff_ms"?, "unknown_urn_release_delay_ms"?, "max"?, "idle_s"?,
+    "group"?, "retry_tiers_ms"?, "reinject"?}]} (reinject: run the Kafka re-inject consumer beside). Every row consumes on its own thread, at once; the answer is
+    {"rows": {id: {"runs": [counted attempt per handler run], "errors": [error-level lines]}}}."""
+    req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    errors = _RowErrors()
+    logging.getLogger("babelqueue").addHandler(errors)
+    results = {}
+    threads = [
+        threading.Thread(target=_differential_row, name=row["id"], args=(req["url"], row, errors, results))
+        for row in req["rows"]
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    out({"rows": results})
 
 
 def otel_lab():
@@ -355,6 +451,7 @@ def main(argv):
     oc.add_argument("--timeout", type=float, default=5.0)
     oc.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
     oc.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
+    sub.add_parser("differential")
     g = sub.add_parser("gdpr")
     g.add_argument("action", choices=["protect", "unprotect"])
     args = parser.parse_args(argv)
@@ -362,6 +459,7 @@ def main(argv):
         "version": cmd_version, "encode": cmd_encode, "publish": cmd_publish,
         "consume": cmd_consume, "reinject": cmd_reinject,
         "otel-publish": cmd_otel_publish, "otel-consume": cmd_otel_consume, "gdpr": cmd_gdpr,
+        "differential": cmd_differential,
     }
     commands[args.command](args)
 

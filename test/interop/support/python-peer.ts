@@ -14,8 +14,8 @@ const script = join(root, 'test', 'interop', 'peer', 'peer.py');
 export interface PythonPeer {
   /** Pass as `describe(name, { skip }, ...)`. */
   skip: string | false;
-  /** Runs `peer.py <args>` (stdin optional) and returns its one JSON answer. */
-  run(args: string[], stdin?: string): Promise<any>;
+  /** Runs `peer.py <args>` (stdin optional) and returns its one JSON answer; killed after `timeoutMs` (default 60 s). */
+  run(args: string[], stdin?: string, timeoutMs?: number): Promise<any>;
 }
 
 /** The venv's interpreter: BABELQUEUE_VENV, else `.venv` in the repository root. */
@@ -45,7 +45,7 @@ function check(): { python: string; problem: string | undefined } {
 /** The Python peer for a suite named `suite`, or why that suite is skipped. */
 export function pythonPeer(suite: string): PythonPeer {
   const { python, problem } = check();
-  const run = (args: string[], stdin?: string) => runPeer(python, args, stdin);
+  const run = (args: string[], stdin?: string, timeoutMs?: number) => runPeer(python, args, stdin, timeoutMs);
   if (problem === undefined) return { skip: false, run };
   if (process.env.CI === 'true') {
     throw new Error(`interop suite "${suite}" cannot run under CI=true: ${problem}`);
@@ -54,12 +54,12 @@ export function pythonPeer(suite: string): PythonPeer {
   return { skip: `SKIPPED (no Python peer): ${problem}`, run };
 }
 
-function runPeer(python: string, args: string[], stdin?: string): Promise<any> {
+function runPeer(python: string, args: string[], stdin?: string, timeoutMs = 60_000): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       python,
       [script, ...args],
-      { timeout: 60_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, PYTHONIOENCODING: 'utf-8' } },
+      { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, PYTHONIOENCODING: 'utf-8' } },
       (error, stdout, stderr) => {
         if (error) {
           reject(new Error(`peer.py ${args[0]} failed: ${error.message}\n${stderr}`));
