@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closestName } from '@babelqueue/core';
 import { UsageError } from './errors.js';
-import { closest } from './suggest.js';
 import type { CliIo } from './io.js';
 import type { Command } from './usage.js';
 
@@ -134,6 +134,6 @@ function cleanParseError(error: unknown): string {
 function suggestion(error: unknown, known: readonly string[]): string {
   if ((error as { code?: unknown } | null)?.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return '';
   const name = /Unknown option '--?([^'=]+)/.exec(error instanceof Error ? error.message : '')?.[1];
-  const near = name === undefined ? undefined : closest(name, known);
+  const near = name === undefined ? undefined : closestName(name, known);
   return near === undefined ? '' : ` (did you mean "--${near}"?)`;
 }

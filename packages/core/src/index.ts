@@ -14,6 +14,7 @@ export type {
   UntypedCatalog,
   UrnOf,
 } from './runtime/app.js';
+export { closestName } from './runtime/option-keys.js';
 export { PublishManyError } from './runtime/publish-many-error.js';
 export type { PublishManyResult } from './runtime/publish-many-error.js';
 export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';

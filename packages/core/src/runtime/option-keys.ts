@@ -12,12 +12,17 @@ export function checkOptionKeys(what: string, options: unknown, known: readonly 
   }
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const near = closest(key, known);
+    const near = closestName(key, known);
     throw new ConfigurationError(`${what}: unknown option "${key}"${near === undefined ? '' : ` (did you mean "${near}"?)`}; known: ${known.join(', ')}`);
   }
 }
 
-function closest(key: string, known: readonly string[]): string | undefined {
+/**
+ * The known name closest to `name` (Levenshtein distance, case-insensitive), when it is
+ * close enough to be a typo: at most a third of its length, never more than 2 edits for a
+ * short one. Shared by option checks here and the CLI's unknown-option advice.
+ */
+export function closestName(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
   for (const candidate of known) {
