@@ -24,7 +24,7 @@ describe('dead_letter.stack: a Node stack on a DLQ record, read and redriven by 
     await raw.quit();
   });
 
-  it('writes the stack opt-in; Python decodes the record and redrives it; the copy has no dead_letter and runs again', async () => {
+  it('writes the stack opt-in; Python decodes the record and redrives it; the copy runs again, attempts reset', async () => {
     const transport = new RedisTransport({ url: redis.url!, layout: 'legacy', logger: silentLogger });
     const app = createApp({ transport, queue, maxAttempts: 1, deadLetter: { stack: true }, logger: silentLogger });
     let failing = true;

@@ -88,11 +88,11 @@ describe('the console in headless Chromium: edit and redrive, the record panel, 
     await page.waitForSelector('[data-testid=confirm][open]');
     assert.equal(await page.locator('[data-testid=confirm-input]').isVisible(), false, 'no "Type … to confirm" box for a delete');
     await page.click('[data-testid=confirm-cancel]');
+    await page.click('[data-testid=detail-close]');
     await page.click('[data-testid=purge]');
     await page.waitForSelector('[data-testid=confirm][open]');
     assert.equal(await page.locator('[data-testid=confirm-input]').isVisible(), true, 'the purge asks for the name');
     await page.click('[data-testid=confirm-cancel]');
-    await page.click('[data-testid=detail-close]');
   });
 
   it('edits a record\'s data and redrives the copy: a bad edit changes nothing, a good one replaces the original', async () => {
