@@ -53,7 +53,7 @@ describe('console audit trail', () => {
 
       const lines = logger.lines.filter((l) => l.message === 'console: audit');
       assert.equal(lines.length, 3, logger.text());
-      assert.ok(lines.every((l) => l.level === 'info'));
+      assert.ok(lines.every((l) => l.level === 'info'), 'audit lines are info');
       const [del, red, pur] = lines.map((l) => l.fields as any);
       assert.equal(del.action, 'delete');
       assert.equal(del.dlq, 'orders.dlq');

@@ -455,7 +455,7 @@ function describeTarget(): string {
 
 async function runAction(path: string, body: Record<string, unknown>): Promise<void> {
   try {
-    const result = await postAction(path, { dlq, ...body });
+    const result: ActionResult = await postAction(path, { dlq, ...body });
     const parts = [
       result.redriven ? `${n(result.redriven)} redriven` : '',
       result.deleted ? `${n(result.deleted)} deleted` : '',

@@ -38,6 +38,7 @@ async function postAction(path: string, body: Record<string, unknown>): Promise<
 // ---------- the record panel ----------
 
 /** The panel's own actions and the stack trace, after its summary. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- called by app.ts's detailView (one classic script)
 function recordPanelExtras(record: Detail): Node[] {
   const out: Node[] = [];
   const stack = stackOf(record.dead_letter);
@@ -155,6 +156,7 @@ async function loadAudit(): Promise<void> {
 }
 
 /** Wires the Audit page; called once the session is loaded. */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- called by app.ts's start (one classic script)
 function startOps(): void {
   const toggle = $('audit-toggle');
   toggle.addEventListener('click', () => showAudit($('audit').hidden));
