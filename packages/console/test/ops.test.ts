@@ -3,9 +3,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createApp, InMemoryTransport, reemit, silentLogger } from '@babelqueue/core';
+import { createApp, InMemoryTransport, reemit, silentLogger, transportFromUrl } from '@babelqueue/core';
 import { SqsTransport } from '@babelqueue/sqs';
 import { broker, uniqueQueue } from '../../../test/support/brokers.js';
+import { until } from '../../../test/support/until.js';
 import { startConsole } from '../src/index.js';
 import { captureLogger } from '../../../test/support/capture-logger.js';
 import { ConsoleClient } from './support/client.js';
@@ -246,6 +247,41 @@ describe('console on SQS: a record shows its message attributes', { skip: broker
     } finally {
       await running.close();
       await transport.purge(dlq).catch(() => undefined);
+      await transport.close();
+    }
+  });
+});
+
+describe('console edit and redrive on RabbitMQ (a drain broker: take, send the copy, then acknowledge)', { skip: broker('rabbitmq').skip }, () => {
+  it('sends the edited copy to a new queue after the question, removes only the original, and keeps the others', async () => {
+    const transport = await transportFromUrl(broker('rabbitmq').url!);
+    await transport.connect({ timeoutMs: 10_000 });
+    const queue = uniqueQueue('console-edit-rabbit');
+    const dlq = `${queue}.dlq`;
+    const target = `${queue}-fixed`;
+    const records = [0, 1, 2].map((i) => foreignRecord({ urn: URN, queue, lang: 'php', dlLang: 'php', id: `r-${i}`, data: { order_id: i } }));
+    for (const record of records) await transport.publishRaw!(dlq, record);
+    await until(async () => (await transport.depth!(dlq)) === 3, 20_000, 'three records on the DLQ');
+    const running = await startConsole({ transport, queues: [queue], port: 0, logger: silentLogger, journalDir: mkdtempSync(join(tmpdir(), 'bq-console-journal-')), idleMs: 200 });
+    try {
+      const client = new ConsoleClient(running.url);
+      await client.open();
+      const rows = (await client.get('/api/records', { dlq })).body.records;
+      const ref = { index: rows[1].index, hash: rows[1].hash };
+      const asked = await client.post('/api/edit', { dlq, record: ref, data: '{"order_id": 10}', to: target });
+      assert.equal(asked.status, 409, JSON.stringify(asked.body));
+      assert.equal(asked.body.confirm, 'create');
+      const sent = await client.post('/api/edit', { dlq, record: ref, data: '{"order_id": 10}', to: target, create: true });
+      assert.equal(sent.status, 200, JSON.stringify(sent.body));
+      assert.equal(sent.body.method, 'drain');
+      assert.equal(sent.body.redriven, 1);
+      const [copy] = await transport.browse!(target, 10);
+      assert.equal(copy!.toString(), reemit(records[1]!, { deadLetter: null, attempts: 0, data: { order_id: 10 } }).toString());
+      const left = (await client.get('/api/records', { dlq })).body.records.map((r: any) => r.message_id);
+      assert.deepEqual(left.sort(), ['r-0', 'r-2']);
+    } finally {
+      await running.close();
+      for (const q of [dlq, target]) await transport.purge!(q).catch(() => undefined);
       await transport.close();
     }
   });
