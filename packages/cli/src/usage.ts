@@ -84,16 +84,16 @@ Works on the dead-letter queue <queue>.dlq (or --dlq NAME).
 
 ${GLOBAL}`,
 
-  console: `Usage: babelqueue console --url URL [--queue Q ...] [--dlq NAME ...] [--port 8080] [options]
+  console: `Usage: babelqueue console --url URL [--queue Q ...] [--dlq NAME ...] [--port 8794] [options]
 
 Serves the DLQ console, a web page to browse, search, inspect, redrive, delete
-and purge dead-lettered messages, on http://127.0.0.1:8080/ until Ctrl-C.
+and purge dead-lettered messages, on http://127.0.0.1:8794/ until Ctrl-C.
 Needs the @babelqueue/console package.
   --queue Q         show the DLQ of work queue Q (repeatable; default "default")
   --dlq NAME        show this dead-letter queue (repeatable)
   --host H          address to listen on (default 127.0.0.1, this machine only);
                     any other needs --token or --basic-auth
-  --port P          port (default 8080; 0 picks a free one)
+  --port P          port (default 8794; 0 picks a free one)
   --read-only       show records; no redrive, delete or purge
   --token T         require a token (at least 16 characters; or
                     $BABELQUEUE_CONSOLE_TOKEN): open the printed URL with ?token=T
@@ -104,6 +104,8 @@ Needs the @babelqueue/console package.
                     read DLQs where a read counts a delivery of every record
                     (a RabbitMQ quorum queue: at its delivery limit RabbitMQ drops
                     the record); refused without it
+  --audit-log FILE  also append every redrive, delete and purge to FILE, one
+                    JSON line each (always logged at info; the Audit page reads it)
 
 Example:
   babelqueue console --url redis://127.0.0.1:6379 --queue orders --queue payments

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { transportFromUrl } from '@babelqueue/core';
 import { main, type CliIo } from 'babelqueue';
@@ -9,10 +12,11 @@ describe('babelqueue console', () => {
     const r = await run(['console', '--help']);
     assert.equal(r.code, 0);
     assert.match(r.out, /^Usage: babelqueue console --url URL \[--queue Q \.\.\.\]/);
-    for (const option of ['--queue Q', '--dlq NAME', '--host H', '--port P', '--read-only', '--token T', '--basic-auth U:P', '--scan-limit N']) {
+    for (const option of ['--queue Q', '--dlq NAME', '--host H', '--port P', '--read-only', '--token T', '--basic-auth U:P', '--scan-limit N', '--audit-log FILE']) {
       assert.ok(r.out.includes(option), option);
     }
     assert.match(r.out, /babelqueue console --url redis:\/\/127\.0\.0\.1:6379 --queue orders/);
+    assert.match(r.out, /port \(default 8794;/, 'clear of 8080 (the lab\'s Pulsar admin)');
     assert.match((await run(['--help'])).out, /console {2,}the DLQ console/);
   });
 
@@ -68,5 +72,35 @@ describe('babelqueue console', () => {
     }
     assert.equal(await exited, 0, err);
     assert.match(err, /Ctrl-C stops it/);
+  });
+
+  test('--audit-log FILE: every action is appended to FILE as a JSON line', async () => {
+    const url = memoryUrl();
+    const transport = await transportFromUrl(url);
+    await transport.publishRaw!('orders.dlq', Buffer.from('{"raw":"x","dead_letter":{"reason":"poison","error":"e","exception":null,"failed_at":1,"original_queue":"orders","attempts":1,"lang":"go"}}'));
+    const file = join(mkdtempSync(join(tmpdir(), 'bq-cli-audit-')), 'audit.jsonl');
+    const stop = new AbortController();
+    let out = '';
+    const io: CliIo = { stdout: (text) => (out += text), stderr: () => undefined, env: {}, interactive: false, confirm: async () => false, signal: stop.signal, sharesMemoryBrokers: true };
+    const exited = main(['console', '--url', url, '--queue', 'orders', '--port', '0', '--audit-log', file, '--json'], io);
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!out.includes('\n')) {
+        assert.ok(Date.now() < deadline, 'the console printed its address');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const { url: base } = JSON.parse(out) as { url: string };
+      const opened = await fetch(new URL('/api/session', base));
+      const { csrf } = await opened.json() as { csrf: string };
+      const headers = { Cookie: (opened.headers.getSetCookie()[0] ?? '').split(';')[0]!, 'X-BQ-CSRF': csrf };
+      const [row] = (await (await fetch(new URL('/api/records?dlq=orders.dlq', base), { headers })).json() as { records: { index: number; hash: string }[] }).records;
+      const deleted = await fetch(new URL('/api/delete', base), { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ dlq: 'orders.dlq', records: [{ index: row!.index, hash: row!.hash }] }) });
+      assert.equal(deleted.status, 200);
+      const [entry] = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { action: string; counts: { deleted: number } });
+      assert.deepEqual([entry!.action, entry!.counts.deleted], ['delete', 1]);
+    } finally {
+      stop.abort();
+    }
+    assert.equal(await exited, 0);
   });
 });

@@ -12,7 +12,7 @@ export interface ConsoleOptions {
   readonly dlqs?: readonly string[];
   /** Address to listen on. Default `127.0.0.1`; anything but loopback needs `token` or `basicAuth`. */
   readonly host?: string;
-  /** Port. Default 8080; 0 picks a free one. */
+  /** Port. Default {@link DEFAULT_PORT} (8794); 0 picks a free one. */
   readonly port?: number;
   /** Show records only: every action is hidden in the page and refused by the API. */
   readonly readOnly?: boolean;
@@ -44,6 +44,13 @@ export interface ConsoleOptions {
    * offers to finish it. Default `~/.babelqueue/console`.
    */
   readonly journalDir?: string;
+  /**
+   * Also append every redrive, delete, purge and recovery to this file, one
+   * JSON line each (who, filter, target, counts, ids or a digest). Every action
+   * is logged at info whether or not; the Audit page reads this file when it
+   * is given, else the entries of this run.
+   */
+  readonly auditLog?: string;
   /** The server's log lines (start, actions, errors; never a message body). Default the core's console logger. */
   readonly logger?: Logger;
 }
@@ -67,8 +74,12 @@ export interface ConsoleSettings {
   readonly idleMs: number;
   readonly allowCountedReads: boolean;
   readonly journalDir: string;
+  readonly auditLog: string | undefined;
   readonly logger: Logger;
 }
+
+/** The default port: clear of 8080, where the lab's Pulsar (and many dev servers) answer. */
+export const DEFAULT_PORT = 8794;
 
 /** Records the browse-only fallback reads from the head (bindings without scan). */
 export const BROWSE_MAX = 1000;
@@ -93,7 +104,7 @@ export function resolveSettings(options: ConsoleOptions): ConsoleSettings {
   const named = [...(options.queues ?? []).map((q) => name(nonBlank('queue', q))), ...(options.dlqs ?? []).map((d) => nonBlank('dlq', d))];
   const dlqs = [...new Set(named.length > 0 ? named : [name('default')])];
   const host = options.host ?? '127.0.0.1';
-  const port = options.port ?? 8080;
+  const port = options.port ?? DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigurationError(`port must be an integer 0-65535, got ${String(port)}`);
   const auth = authOf(options);
   if (auth.kind === 'none' && !isLoopback(host)) {
@@ -111,6 +122,7 @@ export function resolveSettings(options: ConsoleOptions): ConsoleSettings {
     idleMs: positive('idleMs', options.idleMs ?? 1000),
     allowCountedReads: options.allowCountedReads === true,
     journalDir: options.journalDir ?? join(homedir(), '.babelqueue', 'console'),
+    auditLog: auditLogOf(options.auditLog),
     logger: options.logger ?? consoleLogger(),
   };
 }
@@ -127,6 +139,11 @@ function authOf(options: ConsoleOptions): AuthSettings {
     return { kind: 'basic', username, password };
   }
   return { kind: 'none' };
+}
+
+function auditLogOf(file: string | undefined): string | undefined {
+  if (file !== undefined && (typeof file !== 'string' || file.trim() === '')) throw new ConfigurationError('auditLog must be a file path');
+  return file;
 }
 
 function nonBlank(what: string, value: string): string {

@@ -1,11 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import { CountedReadError } from '@babelqueue/core';
 import { createAdaptorServer } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ASSETS } from './assets.generated.js';
 import { deleteSelected, journaled, purgeAll, recover, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
+import { AuditTrail, type AuditActor } from './audit.js';
 import { DepthHistory } from './depth-history.js';
+import { editAndRedrive, parseData } from './edit.js';
 import { BadQueryError, parseFilter, parseMatching, parseSort } from './filter.js';
 import { Journal, type InterruptedAction } from './journal.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -16,10 +19,11 @@ import { detail } from './records.js';
 import { Guard } from './security.js';
 import { CannotReadError, recordSource, type RecordSource } from './source.js';
 import { readStats } from './stats.js';
+import { checkTarget, UnknownTargetError } from './target.js';
 
 /** A running console. */
 export interface RunningConsole {
-  /** Where it listens, e.g. `http://127.0.0.1:8080/` (with a token: add `?token=…` to open it). */
+  /** Where it listens, e.g. `http://127.0.0.1:8794/` (with a token: add `?token=…` to open it). */
   readonly url: string;
   readonly port: number;
   /** Stops listening and sampling. The transport stays open (it is the caller's). */
@@ -40,7 +44,7 @@ export interface RunningConsole {
  *
  * const transport = await transportFromUrl('redis://127.0.0.1:6379');
  * await transport.connect({ timeoutMs: 5000 });
- * const console_ = await startConsole({ transport, queues: ['orders'], port: 8080 });
+ * const console_ = await startConsole({ transport, queues: ['orders'] });
  * process.stdout.write(`DLQ console on ${console_.url}\n`);
  * ```
  */
@@ -80,6 +84,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
   const guard = new Guard(settings.auth, settings.host);
   const actions: ActionContext = { transport, source, logger, scanLimit: settings.scanLimit, idleMs: settings.idleMs };
   const journal = new Journal(settings.journalDir, `${transport.rules.name} ${transport.target}`);
+  const audit = new AuditTrail(logger, settings.auditLog);
   // Actions a killed console left unfinished: shown by the page and refused new actions until finished.
   const interrupted = new Map<string, InterruptedAction>();
   for (const dlq of settings.dlqs) {
@@ -158,10 +163,8 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     return result;
   }, false));
 
-  app.post('/api/redrive', (c) => action(c, ['records', 'matching', 'to', 'bypass'], async (dlq, body, actions) => {
-    if (body.bypass !== undefined && typeof body.bypass !== 'boolean') throw new BadQueryError('"bypass" must be true or false');
-    if (body.to !== undefined && (typeof body.to !== 'string' || body.to.trim() === '')) throw new BadQueryError('"to" must be a queue name');
-    const request: RedriveRequest = { bypass: body.bypass === true, ...(typeof body.to === 'string' ? { toQueue: body.to.trim() } : {}) };
+  app.post('/api/redrive', (c) => action(c, ['records', 'matching', 'to', 'bypass', 'create'], async (dlq, body, actions) => {
+    const request = await redriveRequest(dlq, body);
     if ((body.matching === undefined) === (body.records === undefined)) throw new BadQueryError('a redrive names its records: "records" (a list) or "matching" (a filter, or "all"), one of them');
     if (body.matching !== undefined) {
       const matching = parseMatching(body.matching);
@@ -169,6 +172,20 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     }
     return redriveSelected(actions, dlq, refsOf(body.records), request);
   }));
+
+  app.post('/api/edit', (c) => action(c, ['record', 'data', 'to', 'bypass', 'create'], async (dlq, body, actions) => {
+    const [ref] = refsOf([body.record]);
+    const data = parseData(body.data);
+    return editAndRedrive(actions, dlq, ref!, data, await redriveRequest(dlq, body), (hash) => journal.mark(dlq, 'sent', hash));
+  }));
+
+  app.get('/api/audit', (c) => {
+    try {
+      return c.json(audit.entries(Math.min(integer(c.req.query('limit'), 1, 'limit', 100), 500)));
+    } catch (error) {
+      return failure(c, error);
+    }
+  });
 
   app.post('/api/delete', (c) => action(c, ['records'], (dlq, body, actions) => deleteSelected(actions, dlq, refsOf(body.records))));
 
@@ -226,16 +243,48 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
         const left = interrupted.get(dlq);
         if (left !== undefined) throw new InterruptedError(dlq, left);
         journal.begin(dlq, c.req.path.replace('/api/', ''));
-        const done = await work(dlq, json, { ...actions, transport: journaled(transport, dlq, journal) });
+        let done: Awaited<ReturnType<typeof work>>;
+        try {
+          done = await work(dlq, json, { ...actions, transport: journaled(transport, dlq, journal) });
+        } catch (error) {
+          // Refused before any write (a bad request, a "to" to confirm): nothing is in two places.
+          const left = journal.interrupted(dlq);
+          if (left !== undefined && left.sent.length + left.restored.length === 0) journal.end(dlq);
+          throw error;
+        }
         if (done.error === undefined) journal.end(dlq);
         else interrupted.set(dlq, journal.interrupted(dlq) as InterruptedAction);
         return done;
       });
       void history.sampleAll();
+      audit.note(c.req.path.replace('/api/', ''), result, actor(c), `${transport.rules.name} ${transport.target}`, {
+        filter: json.matching === undefined ? null : json.matching === 'all' ? 'all' : (json.matching as Record<string, unknown>),
+        target: typeof json.to === 'string' ? json.to.trim() : c.req.path === '/api/redrive' || c.req.path === '/api/edit' ? 'its own queue' : null,
+      });
       return c.json(result, result.error === undefined ? 200 : 502);
     } catch (error) {
       return failure(c, error);
     }
+  }
+
+  /** A redrive's options from its body; a `to` is checked first (see {@link checkTarget}). */
+  async function redriveRequest(dlq: string, body: Record<string, unknown>): Promise<RedriveRequest> {
+    if (body.bypass !== undefined && typeof body.bypass !== 'boolean') throw new BadQueryError('"bypass" must be true or false');
+    if (body.create !== undefined && typeof body.create !== 'boolean') throw new BadQueryError('"create" must be true or false');
+    if (body.to !== undefined && (typeof body.to !== 'string' || body.to.trim() === '')) throw new BadQueryError('"to" must be a queue name');
+    if (typeof body.to === 'string') await checkTarget(transport, dlq, settings.dlqs, body.to.trim(), body.create === true);
+    return { bypass: body.bypass === true, ...(typeof body.to === 'string' ? { toQueue: body.to.trim() } : {}) };
+  }
+
+  /** Who sent the request, for the audit trail. */
+  function actor(c: Context): AuditActor {
+    let address: string | null = null;
+    try {
+      address = getConnInfo(c).remote.address ?? null;
+    } catch {
+      // not served by node:http (a test's app.fetch): no socket
+    }
+    return { address, user: settings.auth.kind === 'basic' ? settings.auth.username : null, auth: settings.auth.kind };
   }
 
   function failure(c: Context, error: unknown): Response {
@@ -244,6 +293,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     if (error instanceof CannotReadError) return c.json({ error: message, reads: 'none' }, 409);
     if (error instanceof CountedReadError) return c.json({ error: message, reads: 'refused' }, 409);
     if (error instanceof InterruptedError) return c.json({ error: message, interrupted: true }, 409);
+    if (error instanceof UnknownTargetError) return c.json({ error: message, confirm: 'create', target: error.target }, 409);
     logger.warn({ path: c.req.path, error: message }, 'console: broker operation failed');
     return c.json({ error: `the broker failed: ${message}` }, 502);
   }

@@ -40,6 +40,18 @@ export function recordSource(transport: Transport, browseMax: number, allowCount
     const scan = transport.scan.bind(transport);
     return { mode: 'scan', depth, read: (dlq, offset, signal) => scan(dlq, { offset, ...(signal ? { signal } : {}), ...counted }) };
   }
+  // A binding may browse with native metadata too (SQS: its `bq-*` attributes); the records then show them.
+  const browseRecords = (transport as { browseRecords?: (queue: string, max: number) => Promise<ScannedRecord[]> }).browseRecords?.bind(transport);
+  if (browseRecords !== undefined) {
+    return {
+      mode: 'browse',
+      depth,
+      async *read(dlq, offset) {
+        const records = await browseRecords(dlq, browseMax);
+        for (let index = offset; index < records.length; index++) yield { ...(records[index] as ScannedRecord), index };
+      },
+    };
+  }
   if (typeof transport.browse === 'function') {
     const browse = transport.browse.bind(transport);
     return {

@@ -170,7 +170,7 @@ describe('console API over the in-memory transport', () => {
         assert.equal(sent!.headers.traceparent, 'tp-1');
         assert.equal(sent!.headers[REPLAY_BYPASS_HEADER], '1');
         assert.equal(transport.messages('orders.dlq').length, 2, 'the poison record and the third one stay');
-        const other = await client.post('/api/redrive', { dlq: 'orders.dlq', records: [{ index: rows[2].index, hash: rows[2].hash }], to: 'orders-replay' });
+        const other = await client.post('/api/redrive', { dlq: 'orders.dlq', records: [{ index: rows[2].index, hash: rows[2].hash }], to: 'orders-replay', create: true });
         assert.equal(other.body.redriven, 1);
         assert.equal(transport.messages('orders-replay').length, 1);
         const again = await client.post('/api/redrive', { dlq: 'orders.dlq', records: [{ index: rows[2].index, hash: rows[2].hash }] });

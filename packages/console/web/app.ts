@@ -183,6 +183,7 @@ function renderPage(): void {
     box.type = 'checkbox';
     box.checked = selected.has(key);
     box.setAttribute('aria-label', `select record ${record.index + 1}`);
+    box.hidden = session.read_only;
     box.addEventListener('click', (event) => event.stopPropagation());
     box.addEventListener('change', () => {
       if (box.checked) selected.set(key, { index: record.index, hash: record.hash });
@@ -349,7 +350,7 @@ function detailView(record: Detail): Node[] {
     ['position', `${record.index + 1} from the head${record.location ? ` (${record.location})` : ''}`],
     ['size', `${n(record.size)} bytes · sha256 ${record.hash}…`],
   ];
-  const out: Node[] = [el('h3', {}, 'Summary'), definitionList(facts)];
+  const out: Node[] = [el('h3', {}, 'Summary'), definitionList(facts), ...recordPanelExtras(record)];
   if (record.raw !== null) {
     out.push(el('h3', {}, 'Poison: the original bytes'));
     out.push(el('p', { class: 'warnbox' }, `The consumer could not read this message (${record.error ?? 'poison'}). Below are the ${n(record.raw.bytes)} original bytes${record.raw.encoding === 'base64' ? ', decoded from base64' : ''}${record.raw.text === null ? '. They are not valid UTF-8, so they are shown as hex' : ', shown as inert text'}.`));
@@ -454,7 +455,7 @@ function describeTarget(): string {
 
 async function runAction(path: string, body: Record<string, unknown>): Promise<void> {
   try {
-    const result = await api<ActionResult>(path, { dlq, ...body });
+    const result: ActionResult = await postAction(path, { dlq, ...body });
     const parts = [
       result.redriven ? `${n(result.redriven)} redriven` : '',
       result.deleted ? `${n(result.deleted)} deleted` : '',
@@ -528,6 +529,7 @@ async function start(): Promise<void> {
     hint.textContent = `The ${session.broker.binding} binding cannot delete one record in place. Delete and redrive of chosen records take records off the head of the DLQ, remove the chosen ones and write the others taken ahead of them back to the end of the queue: nothing is lost, but their order changes.`;
     hint.hidden = false;
   }
+  startOps();
   showInterrupted();
   $('recover').addEventListener('click', () => void (async () => {
     await runAction('/api/recover', {});

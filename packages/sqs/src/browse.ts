@@ -1,5 +1,6 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Logger } from '@babelqueue/core';
+import type { Logger, ScannedRecord } from '@babelqueue/core';
+import { headersOf } from './attributes.js';
 import { describe } from './aws-errors.js';
 import type { QueueInfo } from './queues.js';
 import type { SettleBatcher } from './settle-batcher.js';
@@ -35,6 +36,18 @@ export interface ToolContext {
  * until the lease ends, so a browse sees at most one receive's worth per group.
  */
 export async function browseQueue(context: ToolContext, queue: QueueInfo, max: number): Promise<Buffer[]> {
+  return (await browseMessages(context, queue, max)).map((m) => Buffer.from(m.Body ?? '', 'utf8'));
+}
+
+/**
+ * {@link browseQueue} with each message's String and Number attributes (the
+ * `bq-*` projection and riders) as `headers`, head first, as a tool shows them.
+ */
+export async function browseRecords(context: ToolContext, queue: QueueInfo, max: number): Promise<ScannedRecord[]> {
+  return (await browseMessages(context, queue, max)).map((m, index) => ({ body: Buffer.from(m.Body ?? '', 'utf8'), headers: headersOf(m.MessageAttributes), index }));
+}
+
+async function browseMessages(context: ToolContext, queue: QueueInfo, max: number): Promise<Message[]> {
   const taken: Message[] = [];
   try {
     while (taken.length < max) {
@@ -45,7 +58,7 @@ export async function browseQueue(context: ToolContext, queue: QueueInfo, max: n
   } finally {
     await release(context, queue, taken);
   }
-  return taken.map((m) => Buffer.from(m.Body ?? '', 'utf8'));
+  return taken;
 }
 
 /** Makes leased messages visible again at once (`ChangeMessageVisibility` 0); one that fails stays hidden until its lease ends. */
@@ -113,6 +126,7 @@ async function receiveLeased(context: ToolContext, queue: QueueInfo, max: number
     MaxNumberOfMessages: max,
     WaitTimeSeconds: 1,
     VisibilityTimeout: BROWSE_LEASE_SECONDS,
+    MessageAttributeNames: ['All'],
   }));
   return Messages;
 }

@@ -11,12 +11,13 @@ import {
   type OutgoingMessage,
   type PublishOutcome,
   type RawPublishOptions,
+  type ScannedRecord,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { riderAttributes } from './attributes.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
+import { browseQueue, browseRecords, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
@@ -153,6 +154,17 @@ export class SqsTransport implements Transport {
     this.assertOpen();
     this.assertBrowsable(queue, 'browse');
     return this.onQueue(queue, (info) => browseQueue(this.tools(), info, max), []);
+  }
+
+  /**
+   * {@link browse} with each message's attributes as `headers` (the `bq-*`
+   * projection and riders), for tools that show them (the DLQ console).
+   * Same reads, same limits.
+   */
+  async browseRecords(queue: string, max: number): Promise<ScannedRecord[]> {
+    this.assertOpen();
+    this.assertBrowsable(queue, 'browse');
+    return this.onQueue(queue, (info) => browseRecords(this.tools(), info, max), []);
   }
 
   /**

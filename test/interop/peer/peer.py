@@ -21,6 +21,9 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
                                            prints the id, body, headers sent and the finished spans)
     peer.py otel-consume --url URL --queue Q --urn URN [--max N] [--timeout S] [--group G]
                                            (handler wrapped by babelqueue.otel.wrap_handler; prints spans)
+    peer.py redrive --url URL --queue Q --dlq DLQ   (record on stdin, base64: decoded with
+                                           EnvelopeCodec.decode; then babelqueue.redrive dry run
+                                           and real run of DLQ; prints the decoded record and both results)
     peer.py gdpr protect|unprotect         (request on stdin: {"key": base64, "schema", "data"};
                                            babelqueue.gdpr with the reference AES-GCM cipher)
 
@@ -407,6 +410,27 @@ def cmd_gdpr(args):
     out({"data": data})
 
 
+def cmd_redrive(args):
+    """Reads a DLQ record as the SDK does (EnvelopeCodec.decode of the stdin bytes), then
+    redrives DLQ with the SDK's redrive: a dry run (reads and restores every record), then
+    the real run. Prints the decoded record and each run's items."""
+    from dataclasses import asdict
+
+    from babelqueue.redrive import redrive
+
+    decoded = EnvelopeCodec.decode(base64.b64decode(sys.stdin.read()).decode("utf-8"))
+    app = BabelQueue(sdk_url(args.url), transport=transport_for(args), queue=args.queue)
+    dry = redrive(app.transport, args.dlq, dry_run=True)
+    real = redrive(app.transport, args.dlq)
+    app.transport.close()
+    out({
+        "decoded": decoded,
+        "dry_run": [asdict(item) for item in dry.items],
+        "redriven": real.redriven,
+        "items": [asdict(item) for item in real.items],
+    })
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="peer.py", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -452,6 +476,12 @@ def main(argv):
     oc.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
     oc.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
     sub.add_parser("differential")
+    rd = sub.add_parser("redrive")
+    rd.add_argument("--url", required=True)
+    rd.add_argument("--queue", required=True)
+    rd.add_argument("--dlq", required=True)
+    rd.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
+    rd.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
     g = sub.add_parser("gdpr")
     g.add_argument("action", choices=["protect", "unprotect"])
     args = parser.parse_args(argv)
@@ -459,7 +489,7 @@ def main(argv):
         "version": cmd_version, "encode": cmd_encode, "publish": cmd_publish,
         "consume": cmd_consume, "reinject": cmd_reinject,
         "otel-publish": cmd_otel_publish, "otel-consume": cmd_otel_consume, "gdpr": cmd_gdpr,
-        "differential": cmd_differential,
+        "differential": cmd_differential, "redrive": cmd_redrive,
     }
     commands[args.command](args)
 

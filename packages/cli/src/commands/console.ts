@@ -22,7 +22,11 @@ const OPTIONS = {
   'basic-auth': { type: 'string' },
   'scan-limit': { type: 'string' },
   'allow-counted-reads': { type: 'boolean' },
+  'audit-log': { type: 'string' },
 } as const;
+
+/** The console's default port: clear of the lab's Pulsar admin and WebSocket API on 8080. */
+const DEFAULT_PORT = 8794;
 
 /** `babelqueue console`: the DLQ web page, until Ctrl-C. */
 export async function consoleCommand(args: readonly string[], io: CliIo): Promise<number> {
@@ -32,7 +36,7 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
     return 0;
   }
   if (cli.positionals.length > 0) throw new UsageError(`unexpected argument "${cli.positionals[0]}"`, 'console');
-  const port = cli.integer('port') ?? 8080;
+  const port = cli.integer('port') ?? DEFAULT_PORT;
   if (port > 65535) throw new UsageError(`--port must be 0-65535, got ${port}`, 'console');
   const token = cli.string('token') ?? nonBlank(io.env.BABELQUEUE_CONSOLE_TOKEN);
   const basic = cli.string('basic-auth') ?? nonBlank(io.env.BABELQUEUE_CONSOLE_BASIC_AUTH);
@@ -45,6 +49,8 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
     throw new UsageError(`--host ${host} is reachable beyond this machine: add --token (at least 16 characters) or --basic-auth user:password`, 'console');
   }
   const scanLimit = cli.integer('scan-limit', 1);
+  const auditLog = cli.string('audit-log');
+  if (auditLog !== undefined && auditLog.trim() === '') throw new UsageError('--audit-log takes a file path', 'console');
   const module = await load();
   return withBroker('console', { ...cli.global, url: forDrains(cli.global.url) }, async (broker) => {
     const running = await module.startConsole({
@@ -58,6 +64,7 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
       ...(token !== undefined ? { token } : {}),
       ...(basic !== undefined ? { basicAuth: { username: basic.slice(0, colon), password: basic.slice(colon + 1) } } : {}),
       ...(scanLimit !== undefined ? { scanLimit } : {}),
+      ...(auditLog !== undefined ? { auditLog } : {}),
     }).catch((error: unknown) => {
       const code = (error as { code?: string }).code;
       throw new OperationalError(code === 'EADDRINUSE' ? `port ${port} on ${host} is in use; pick another with --port` : broker.describe(error));

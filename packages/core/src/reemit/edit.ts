@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { encodeDeadLetter } from '../envelope/encode.js';
 import { asBuffer } from '../envelope/utf8.js';
-import type { DeadLetterBlock } from '../envelope/types.js';
+import type { DeadLetterBlock, JsonObject } from '../envelope/types.js';
 import { scanObject, type ObjectLayout } from './scanner.js';
 
 /** The top-level edits a lossless re-emit can make. */
@@ -10,6 +10,8 @@ export interface ReemitEdits {
   attempts?: number;
   /** New `dead_letter` block: replaced in place, appended when absent; `null` removes the member. */
   deadLetter?: DeadLetterBlock | null;
+  /** New top-level `data` (compact JSON, as `JSON.stringify` writes it): replaced in place, appended when absent. */
+  data?: JsonObject;
 }
 
 /**
@@ -31,6 +33,11 @@ export function reemit(raw: string | Uint8Array, edits: ReemitEdits): string | B
     // Any integer a decoder accepted can come back (beyond 2^53 it prints as JSON still reads it).
     if (!Number.isInteger(n) || n < 0) throw new RangeError(`attempts must be a non-negative integer, got ${n}`);
     changes.push({ key: 'attempts', json: String(n), done: false });
+  }
+  if (edits.data !== undefined) {
+    if (edits.data === null || typeof edits.data !== 'object' || Array.isArray(edits.data)) throw new TypeError('data must be a JSON object');
+    const json = JSON.stringify(edits.data);
+    changes.push({ key: 'data', json: isText ? json : latin1OfUtf8(json), done: false });
   }
   if (edits.deadLetter !== undefined) {
     const json = edits.deadLetter === null ? null : encodeDeadLetter(edits.deadLetter);

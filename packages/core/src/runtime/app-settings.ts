@@ -100,7 +100,8 @@ export function resolveSettings(options: AppOptions): AppSettings {
 function deadLetterOptions(value: AppOptions['deadLetter']): DeadLetterOptions | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return {};
-  checkOptionKeys('deadLetter', value, ['queue', 'suffix']);
+  checkOptionKeys('deadLetter', value, ['queue', 'suffix', 'stack']);
+  if (value.stack !== undefined && typeof value.stack !== 'boolean') throw new ConfigurationError('deadLetter.stack must be true or false');
   if (value.queue !== undefined && (typeof value.queue !== 'string' || value.queue.trim() === '')) {
     throw new ConfigurationError('deadLetter.queue must be a non-blank queue name');
   }

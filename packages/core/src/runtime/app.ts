@@ -22,6 +22,13 @@ export interface DeadLetterOptions {
   readonly queue?: string | undefined;
   /** Suffix appended to the consumed queue's name. Default `.dlq` (`-dlq` on SQS). Must not be empty. */
   readonly suffix?: string | undefined;
+  /**
+   * Also write the failing Error's `stack` as `dead_letter.stack`, an additive
+   * member after the seven of the spec (Node's own text; other SDKs ignore it
+   * and a redrive drops it with the block). Off by default: a stack names
+   * source paths and may quote the error message.
+   */
+  readonly stack?: boolean | undefined;
 }
 
 /** Options of {@link createApp}. Unknown keys are refused (a plain-JavaScript typo fails at start-up). */
@@ -225,6 +232,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
     ...(options.onFailed ? { onFailed: options.onFailed as NonNullable<ProcessorContext['onFailed']> } : {}),
     ...(options.onDrop ? { onDrop: options.onDrop } : {}),
     ...(settings.instrumentation ? { instrumentation: settings.instrumentation } : {}),
+    ...(settings.deadLetter?.stack === true ? { deadLetterStack: true } : {}),
   });
   const drainContext = context({});
 

@@ -1,5 +1,6 @@
 import { deadLetterBlock } from '../dead-letter/block.js';
 import { poisonRecord } from '../dead-letter/poison.js';
+import type { DeadLetterBlock } from '../envelope/types.js';
 import { isVersionGated } from '../projection/version-gate.js';
 import { reemit } from '../reemit/edit.js';
 import type { DeadLetterReason, Decision } from '../settlement/decision.js';
@@ -51,6 +52,8 @@ export interface ProcessorContext {
   readonly onDrop?: (event: DropEvent) => unknown;
   /** Tracing / metrics hooks; absent, no hook code runs. */
   readonly instrumentation?: Instrumentation;
+  /** Write a thrown Error's stack as `dead_letter.stack` (the App's `deadLetter.stack`). */
+  readonly deadLetterStack?: boolean;
 }
 
 interface Step {
@@ -119,7 +122,7 @@ function settleOne(delivery: Delivery, ctx: ProcessorContext, scope: DeliverySco
 /** Reports the verdict and has the transport execute it; a refused settlement is handled here. */
 function execute(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined, step: Step, verdict: Verdict): Promise<void> {
   report(ctx, verdict, step, delivery);
-  const decision = toDecision(verdict, delivery, step);
+  const decision = toDecision(verdict, delivery, step, ctx.deadLetterStack === true);
   let settled: Promise<void>;
   try {
     settled = Promise.resolve(delivery.settle(decision)); // the same promise when settle returned a native one
@@ -233,7 +236,7 @@ function handledStep(outcome: Outcome, counted: number, message: Message): Step 
     : { outcome, counted, message };
 }
 
-function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision {
+function toDecision(verdict: Verdict, delivery: Delivery, step: Step, withStack: boolean): Decision {
   if (verdict.kind !== 'dead-letter') return verdict;
   const { queue, reason } = verdict;
   if (reason === 'version_gate') return { kind: 'dead-letter', queue, reason, record: delivery.body };
@@ -247,8 +250,13 @@ function toDecision(verdict: Verdict, delivery: Delivery, step: Step): Decision 
     ? poisonRecord(delivery.body, context)
     // The delivered bytes with the counted attempt at the top level too, as the
     // spec's example record and the other SDKs write it; nothing else changes.
-    : reemit(delivery.body, { attempts: step.counted, deadLetter: deadLetterBlock({ reason, ...context }) });
+    : reemit(delivery.body, { attempts: step.counted, deadLetter: withStackOf(deadLetterBlock({ reason, ...context }), withStack ? step.error : undefined) });
   return { kind: 'dead-letter', queue, reason, record };
+}
+
+/** The block with the thrown Error's stack as an additive last member, when there is one. */
+function withStackOf(block: DeadLetterBlock, thrown: unknown): DeadLetterBlock {
+  return thrown instanceof Error && typeof thrown.stack === 'string' && thrown.stack !== '' ? { ...block, stack: thrown.stack } : block;
 }
 
 function errorText(step: Step, reason: DeadLetterReason): string | null {
