@@ -1,6 +1,7 @@
 import { ConfigurationError, createApp, DEFAULT_QUEUE, transportFromUrl, type App, type AppOptions, type Transport } from '@babelqueue/core';
 import { Module, type DynamicModule, type FactoryProvider, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
+import type { RegisteredCatalog } from './catalog.js';
 import { BabelQueueClient } from './client.js';
 import { nestLogger } from './nest-logger.js';
 import type { BabelQueueModuleAsyncOptions, BabelQueueModuleOptions, BabelQueueOptions } from './options.js';
@@ -61,7 +62,7 @@ export class BabelQueueModule {
   private static build(name: string, resolved: FactoryProvider<Promise<Resolved> | Resolved>): DynamicModule {
     const client: Provider = {
       provide: getBabelQueueClientToken(name),
-      useFactory: (r: Resolved) => new BabelQueueClient(r.app, name),
+      useFactory: (r: Resolved) => new BabelQueueClient(r.app as unknown as App<RegisteredCatalog>, name),
       inject: [resolved.provide],
     };
     const worker: Provider = {
