@@ -4,9 +4,7 @@
  * that imports its cases through this, so the decorated classes are compiled
  * as a NestJS application's are.
  */
-import { register } from 'node:module';
-
-register('./typescript-hook.mjs', import.meta.url);
+import './register-hook.mjs';
 
 /** Imports `specifier` (relative to `parent`) with the hook in place. */
 export function importCompiled(specifier: string, parent: string): Promise<unknown> {

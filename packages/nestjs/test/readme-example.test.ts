@@ -1,0 +1,52 @@
+/**
+ * The README's example, run as a program on the lab's Redis: it publishes,
+ * its handler prints, and SIGTERM (enableShutdownHooks) stops it through the
+ * worker's drain.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { broker, uniqueQueue } from '../../../test/support/brokers.js';
+import { until, within } from '../../../test/support/until.js';
+
+const pkg = join(import.meta.dirname, '..');
+const redis = broker('redis');
+
+describe('README', { skip: redis.skip }, () => {
+  const dir = mkdtempSync(join(pkg, 'test', '.readme-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the example handles the order it published, then stops on SIGTERM after the worker drained', async () => {
+    const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
+    const example = /## Example\n\n```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+    const file = join(dir, 'example.ts');
+    writeFileSync(file, example);
+    const child = spawn(process.execPath, [
+      '--conditions=source', '--import', 'tsx', '--import', join(pkg, 'test', 'support', 'register-hook.mjs'), file,
+    ], {
+      cwd: dir,
+      env: { ...process.env, BABELQUEUE_URL: redis.url, ORDERS_QUEUE: uniqueQueue('nest-readme'), ORDERS_CONCURRENCY: '2', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.on('exit', (code, signal) => resolve({ code, signal }));
+    });
+    try {
+      await until(() => output.includes('order 1042 attempt 1') || child.exitCode !== null, 60_000, 'the example to handle its order');
+      assert.match(output, /order 1042 attempt 1\n/, output);
+      child.kill('SIGTERM');
+      const { code, signal } = await within(exited, 30_000, 'the example to exit on SIGTERM');
+      // Nest closes the application, then ends the process with the signal it received.
+      assert.ok(code === 0 || signal === 'SIGTERM', `exit ${code} ${signal}\n${output}`);
+      assert.match(output, /worker stopped/, output);
+      assert.doesNotMatch(output, /ERROR/, output);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+});
