@@ -70,7 +70,10 @@ export class BabelQueueWorker implements OnApplicationBootstrap, OnModuleDestroy
     // timeout not below the reservation, …) fails the bootstrap, not a log line.
     await new Promise((resolve) => setImmediate(resolve));
     booting = false;
-    if (refused !== undefined) throw refused;
+    if (refused !== undefined) {
+      this.running = undefined; // never started: the shutdown closes the transport itself
+      throw refused;
+    }
   }
 
   async onModuleDestroy(): Promise<void> {
