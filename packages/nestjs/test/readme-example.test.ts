@@ -1,10 +1,11 @@
 /**
  * The README's example, run as a program on the lab's Redis: it publishes,
  * its handler prints, and SIGTERM (enableShutdownHooks) stops it through the
- * worker's drain.
+ * worker's drain. Its @nestjs/bullmq version must compile against the same service.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -13,6 +14,33 @@ import { until, within } from '../../../test/support/until.js';
 
 const pkg = join(import.meta.dirname, '..');
 const redis = broker('redis');
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+
+function section(readme: string, heading: string): string {
+  return new RegExp(`## ${heading}\\n\\n(?:[^\\n]+\\n)*\\n?\`\`\`ts\\n([\\s\\S]*?)\`\`\``).exec(readme)![1]!;
+}
+
+describe('README: the same service with @nestjs/bullmq', () => {
+  it('compiles (tsc, as a Nest application is built) with the service, catalog and imports of the example', async () => {
+    const readme = readFileSync(join(pkg, 'README.md'), 'utf8');
+    const example = section(readme, 'Example');
+    const shared = example.slice(0, example.indexOf('@Injectable()\nexport class OrdersProcessor'));
+    assert.match(shared, /export class OrdersService/);
+    const dir = mkdtempSync(join(pkg, 'test', '.readme-'));
+    try {
+      writeFileSync(join(dir, 'bullmq.mts'), `${shared}${section(readme, 'The same service with `@nestjs/bullmq`')}`);
+      const out = await new Promise<string>((resolve) => {
+        execFile(process.execPath, [
+          tsc, '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+          '--experimentalDecorators', '--emitDecoratorMetadata', '--types', 'node', 'bullmq.mts',
+        ], { cwd: dir, timeout: 120_000 }, (error, stdout, stderr) => resolve(error === null ? '' : `${stdout}${stderr}${error.message}`));
+      });
+      assert.equal(out, '');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('README', { skip: redis.skip }, () => {
   const dir = mkdtempSync(join(pkg, 'test', '.readme-'));
