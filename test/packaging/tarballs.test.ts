@@ -2,7 +2,8 @@
  * Installing from this repository: `npm run pack` makes one tarball per
  * publishable workspace; a fresh project installs them together and uses
  * them as a user would — the root README's first example as ESM and as CJS,
- * every package with `require`, `import` and types, and `npx babelqueue demo`.
+ * every package with `require`, `import` and types, `npx babelqueue demo`, and a
+ * NestJS application built by tsc on `@babelqueue/nestjs`.
  * The @babelqueue/* packages must come from the tarballs only (the public
  * registry has none of ours); third-party dependencies come from the npm cache
  * or the registry, as in any install.
@@ -195,6 +196,48 @@ describe('npm run pack: tarballs a fresh project installs and uses', { skip }, (
       tsc, '--noEmit', '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
       '--typeRoots', join(root, 'node_modules/@types'), '--types', 'node', 'types.mts', 'types.cts',
     ], app);
+  });
+
+  test('@babelqueue/nestjs: a NestJS application compiled by tsc (decorator metadata) injects a service by type into an @OnJob handler, as ESM and as CJS', async () => {
+    // The same source as an ES module and as CommonJS (which require()s NestJS 12, published as ES modules only).
+    const source = [
+      "import { Injectable, Module } from '@nestjs/common';",
+      "import { NestFactory } from '@nestjs/core';",
+      "import type { Message } from '@babelqueue/core';",
+      "import { BabelQueueClient, BabelQueueModule, OnJob } from '@babelqueue/nestjs';",
+      'let handled: () => void = () => undefined;',
+      'const done = new Promise<void>((resolve) => { handled = resolve; });',
+      '@Injectable() export class Orders { describe(id: number): string { return `order ${id}`; } }',
+      '@Injectable() export class Processor {',
+      '  constructor(private readonly orders: Orders) {}',
+      "  @OnJob('urn:babel:orders:created') created(data: { order_id: number }, message: Message<{ order_id: number }>): void {",
+      '    console.log(this.orders.describe(data.order_id), message.attempts);',
+      '    handled();',
+      '  }',
+      '}',
+      "@Module({ imports: [BabelQueueModule.forRoot({ url: 'memory://packaging', queue: 'orders' })], providers: [Orders, Processor] })",
+      'export class AppModule {}',
+      'async function main(): Promise<void> {',
+      '  const app = await NestFactory.createApplicationContext(AppModule, { logger: false });',
+      "  await app.get(BabelQueueClient).publish('urn:babel:orders:created', { order_id: 1042 });",
+      '  await done;',
+      '  await app.close();',
+      '}',
+      'main().catch((error) => { console.error(error); process.exit(1); });',
+      '',
+    ].join('\n');
+    const dir = join(app, 'nest');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'main.mts'), source);
+    writeFileSync(join(dir, 'main.cts'), source);
+    await ok(process.execPath, [
+      tsc, '--strict', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022',
+      '--experimentalDecorators', '--emitDecoratorMetadata', '--outDir', 'out',
+      '--typeRoots', join(root, 'node_modules/@types'), '--types', 'node', 'main.mts', 'main.cts',
+    ], dir);
+    for (const file of ['out/main.mjs', 'out/main.cjs']) {
+      assert.equal(await ok(process.execPath, [file], dir), 'order 1042 1\n', file);
+    }
   });
 
   test('npx babelqueue demo runs the installed CLI; dlq list without a broker is a usage error, not "empty"', async () => {

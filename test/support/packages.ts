@@ -11,6 +11,7 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/kafka', 'kafka', 'KafkaTransport'],
   ['@babelqueue/sqs', 'sqs', 'SqsTransport'],
   ['@babelqueue/aws-lambda', 'aws-lambda', 'sqsHandler'],
+  ['@babelqueue/nestjs', 'nestjs', 'BabelQueueModule'],
   ['@babelqueue/pulsar', 'pulsar', 'PulsarTransport'],
   ['@babelqueue/artemis', 'artemis', 'ArtemisTransport'],
   ['@babelqueue/otel', 'otel', 'otelInstrumentation'],

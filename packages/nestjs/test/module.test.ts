@@ -1,0 +1,3 @@
+import { importCompiled } from './support/decorators.js';
+
+await importCompiled('./cases/module.ts', import.meta.url);
