@@ -26,6 +26,8 @@ function kafka(name: string, tiers: number[] | undefined): DifferentialTarget {
     broker: lab,
     transport,
     versionKey: 'bq-schema-version',
+    // The retry tier decides a Kafka retry's delay in both SDKs (retry_backoff is ignored).
+    recordsDelays: false,
     // A group join takes seconds, more with every row's consumers joining at once.
     idleMs: 12_000,
     peerRow: (topic) => ({ group: `${topic}.workers`, ...(tiers === undefined ? {} : { retry_tiers_ms: tiers.join(','), reinject: true }) }),
