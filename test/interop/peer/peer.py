@@ -296,7 +296,7 @@ def _differential_handler(row, runs, on_hang=None):
             time.sleep(row["slow_run_ms"] / 1000)
         if mode == "hang":
             on_hang()
-            time.sleep(60)
+            time.sleep(15)
 
     return handler
 
