@@ -56,8 +56,10 @@ describeDifferential({
   broker: { ...lab, url: lab.url?.replace(/^amqp:/, 'artemis:') },
   transport,
   versionKey: 'bq_schema_version',
-  // Each consumer asks the broker's management for max-delivery-attempts when its link attaches.
-  idleMs: 5_000,
+  // Each consumer asks the broker's management for max-delivery-attempts when its link attaches;
+  // with some fifty consumers attaching at once on two busy cores, 5 s of idling was seen to end
+  // a consumer before its one message arrived.
+  idleMs: 10_000,
   publish: sendRaw,
   inspect: (url, queue, dlq) => inspectWith(transport(url), queue, dlq),
   async prepare(url, queues) {

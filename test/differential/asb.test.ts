@@ -21,7 +21,8 @@ describeDifferential({
   async cleanup(url, queues) {
     const t = transport(url);
     try {
-      for (const q of queues) await t.purge(q).catch(() => 0);
+      // At once: one purge after the other took minutes on the stand-in.
+      await Promise.all(queues.map((q) => t.purge(q).catch(() => 0)));
     } finally {
       await t.close();
     }

@@ -1,49 +1,5 @@
-// Differential conformance over Kafka, with retry tiers (one tier, 1 s; each
-// SDK's re-inject consumer moves due retries back) and without. One consumer
-// group per topic (`<topic>.workers`), DLQ `<topic>.dlq`, the native schema
-// version in the `bq-schema-version` header. "Left for redelivery" is the
-// group's lag on the work topic once its consumer stopped, plus what waits in a
-// tier topic for the re-inject group (`<topic>.reinject`, both SDKs).
-import { silentLogger } from '@babelqueue/core';
-import { KafkaTransport } from '@babelqueue/kafka';
-import { broker } from '../support/brokers.js';
-import { describeDifferential, type DifferentialTarget } from './support/driver.js';
-import { inspectWith } from './support/inspect.js';
+// Differential conformance over Kafka with one retry tier (1 s): see support/kafka-target.ts.
+import { describeDifferential } from './support/driver.js';
+import { kafkaTarget, TIERS } from './support/kafka-target.js';
 
-const TIERS = [1000];
-const lab = broker('kafka');
-
-function kafka(name: string, tiers: number[] | undefined): DifferentialTarget {
-  const transport = (url: string, topic: string) =>
-    new KafkaTransport({
-      url,
-      groupId: `${topic}.workers`,
-      logger: silentLogger,
-      ...(tiers === undefined ? {} : { retryTiersMs: tiers, reinjectGroupId: `${topic}.reinject` }),
-    });
-  return {
-    name,
-    broker: lab,
-    transport,
-    versionKey: 'bq-schema-version',
-    // A group join takes seconds, more with every row's consumers joining at once.
-    idleMs: 12_000,
-    peerRow: (topic) => ({ group: `${topic}.workers`, ...(tiers === undefined ? {} : { retry_tiers_ms: tiers.join(','), reinject: true }) }),
-    async inspect(url, topic, dlq) {
-      const seen = await inspectWith(transport(url, topic), topic, dlq);
-      if (tiers === undefined) return seen;
-      // A retry parked in a tier topic, not yet moved back by the re-inject consumer, is left too.
-      const reinject = new KafkaTransport({ url, groupId: `${topic}.reinject`, logger: silentLogger });
-      try {
-        let parked = 0;
-        for (let tier = 1; tier <= tiers.length; tier++) parked += await reinject.depth(`${topic}.retry.${tier}`);
-        return { ...seen, left: seen.left + parked };
-      } finally {
-        await reinject.close();
-      }
-    },
-  };
-}
-
-describeDifferential(kafka('kafka', TIERS));
-describeDifferential(kafka('kafka-no-tiers', undefined));
+describeDifferential(kafkaTarget('kafka', TIERS));

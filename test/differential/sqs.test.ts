@@ -47,7 +47,7 @@ describeDifferential({
     'version-empty-dl-on': EMPTY_ATTRIBUTE,
     'version-empty-dl-off': EMPTY_ATTRIBUTE,
   },
-  dlqName: (queue) => sqsDlqName(queue),
+  dlqName: (queue, suffix) => sqsDlqName(queue, suffix === undefined ? {} : { suffix }),
   async prepare(url, queues) {
     const sqs = client(url);
     try {

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ROWS } from './support/table.js';
+import { ROWS, SETTLEMENT_COVERAGE } from './support/table.js';
 import { DIVERGENCES, differences, judge } from './support/divergences.js';
 import { BEGIN, END, renderDivergences } from './support/docs.js';
 import type { Outcome } from './support/outcome.js';
@@ -24,6 +24,18 @@ describe('differential conformance: the scenario table and conformance/divergenc
     assert.deepEqual([...strategies].sort(), ['dead_letter', 'delete', 'fail', 'release']);
     const versions = new Set(ROWS.map((r) => r.publish.version));
     for (const v of ['1', '2', ' 1 ', '', undefined]) assert.ok(versions.has(v), `version ${JSON.stringify(v)}`);
+  });
+
+  it('every rule of the settlement policy (conformance/settlement.json) names the rows that exercise it', () => {
+    const settlement = JSON.parse(readFileSync(new URL('../../conformance/settlement.json', import.meta.url), 'utf8')) as { rows: { rule: string }[] };
+    const rules = new Set(settlement.rows.map((r) => r.rule));
+    const ids = new Set(ROWS.map((r) => r.id));
+    for (const rule of rules) {
+      const rows = SETTLEMENT_COVERAGE[rule];
+      assert.ok(rows !== undefined && rows.length > 0, `scenarios.json settlementCoverage names no row for the settlement rule "${rule}"`);
+      for (const id of rows) assert.ok(ids.has(id), `settlementCoverage: unknown row ${id} for "${rule}"`);
+    }
+    for (const rule of Object.keys(SETTLEMENT_COVERAGE)) assert.ok(rules.has(rule), `settlementCoverage names a rule conformance/settlement.json no longer has: "${rule}"`);
   });
 
   it('every divergence names existing rows and known brokers, lists what differs and says why', () => {

@@ -12,11 +12,11 @@ import { after, before, describe, it } from 'node:test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
-import { createApp, type HeaderValue, type Transport } from '@babelqueue/core';
+import { createApp, UnrecoverableError, type DeadLetterOptions, type HeaderValue, type Transport } from '@babelqueue/core';
 import { uniqueQueue, type BrokerSuite } from '../../support/brokers.js';
 import { captureLogger } from '../../support/capture-logger.js';
 import { pythonPeer } from '../../interop/support/python-peer.js';
-import { bodyOf, FAILURE_TEXT, KNOWN_URN, ROWS, type HandlerMode, type Row } from './table.js';
+import { bodyOf, dlqFor, FAILURE_TEXT, KNOWN_URN, lastRunSucceeded, ROWS, runFails, SLOW_RUN_MS, type Row } from './table.js';
 import { outcomeOf, type Observed, type Outcome } from './outcome.js';
 import { judge } from './divergences.js';
 
@@ -38,8 +38,10 @@ export interface DifferentialTarget {
   readonly versionKey?: string;
   /** Rows this broker cannot carry, with why (a broker limit). */
   readonly unsupported?: Readonly<Record<string, string>>;
-  /** The dead-letter queue of `queue` (default `<queue>.dlq`). */
-  dlqName?(queue: string): string;
+  /** The dead-letter queue of `queue`, with the row's suffix if it sets one (default `<queue>` + (suffix ?? `.dlq`)). */
+  dlqName?(queue: string, suffix?: string): string;
+  /** Whether the outcome records the delay each retry or release carries (default true; Kafka: the retry tier decides). */
+  readonly recordsDelays?: boolean;
   /** Creates the queues before anything is published, where neither SDK creates them. */
   prepare?(url: string, queues: string[]): Promise<void>;
   /** Publishes the raw bytes with the native metadata (default: our transport's `publishRaw`). */
@@ -57,18 +59,21 @@ export interface DifferentialTarget {
 /** Deliveries a consumer takes at most (bounds a row whose message keeps coming back). */
 const MAX_DELIVERIES = 12;
 
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A `hang` handler: its timer does not keep the test process alive (the handler outlives its worker). */
+function hang(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 interface Prepared {
   readonly row: Row;
   readonly body: Buffer;
   readonly headers: Record<string, string>;
   readonly pyQueue: string;
   readonly tsQueue: string;
-}
-
-function lastRunSucceeded(mode: HandlerMode, runs: number): boolean {
-  if (mode === 'succeed') return runs > 0;
-  if (mode === 'fail-once') return runs > 1;
-  return false;
 }
 
 export function describeDifferential(target: DifferentialTarget): void {
@@ -79,89 +84,141 @@ export function describeDifferential(target: DifferentialTarget): void {
   describe(`differential over ${target.name}: the Python SDK and BabelQueue settle each row alike`, { skip }, () => {
     const url = target.broker.url!;
     const idleMs = target.idleMs ?? 4_000;
-    const dlqOf = (q: string) => target.dlqName?.(q) ?? `${q}.dlq`;
+    const recordsDelays = target.recordsDelays ?? true;
+    const dlqOf = (row: Row, q: string) => dlqFor(row, q, (queue, suffix) => target.dlqName?.(queue, suffix) ?? `${queue}${suffix ?? '.dlq'}`);
     const queues: string[] = [];
     const outcomes = new Map<string, { python: Outcome; ours: Outcome }>();
 
-    async function publish(p: Prepared, queue: string): Promise<void> {
-      if (target.publish) return target.publish(url, queue, p.body, p.headers);
-      const transport = target.transport(url, queue);
+    /** Publishes every row's bytes to both its queues, through one connection (a connection per message cost minutes on the stand-in). */
+    async function publishAll(prepared: Prepared[]): Promise<void> {
+      const targets = prepared.flatMap((p) => [[p, p.pyQueue], [p, p.tsQueue]] as const);
+      if (target.publish) {
+        for (const [p, queue] of targets) await target.publish(url, queue, p.body, p.headers);
+        return;
+      }
+      const transport = target.transport(url, prepared[0]!.tsQueue);
       try {
-        await transport.publishRaw!(queue, p.body, p.headers);
+        for (const [p, queue] of targets) await transport.publishRaw!(queue, p.body, p.headers);
       } finally {
         await transport.close();
       }
     }
 
-    async function runPython(prepared: Prepared[]): Promise<Map<string, Observed>> {
-      const request = {
-        url,
-        rows: prepared.map((p) => ({
-          id: p.row.id,
-          queue: p.pyQueue,
-          urn: KNOWN_URN,
-          handler: p.row.handler,
-          max_attempts: p.row.consumer.maxAttempts,
-          dead_letter: p.row.consumer.deadLetter,
-          on_unknown_urn: p.row.consumer.onUnknownUrn,
-          retry_backoff_ms: p.row.consumer.retryBackoffMs,
-          unknown_urn_release_delay_ms: p.row.consumer.unknownUrnReleaseDelayMs,
-          max: MAX_DELIVERIES,
-          idle_s: idleMs / 1000,
-          ...target.peerRow?.(p.pyQueue),
-        })),
+    function peerRow(p: Prepared): Record<string, unknown> {
+      const c = p.row.consumer;
+      return {
+        id: p.row.id,
+        queue: p.pyQueue,
+        urn: KNOWN_URN,
+        handler: p.row.handler,
+        max_attempts: c.maxAttempts,
+        dead_letter: c.deadLetter,
+        ...(c.deadLetterQueue === undefined ? {} : { dead_letter_queue: dlqOf(p.row, p.pyQueue) }),
+        ...(c.deadLetterSuffix === undefined ? {} : { dead_letter_suffix: c.deadLetterSuffix }),
+        on_unknown_urn: c.onUnknownUrn,
+        retry_backoff_ms: c.retryBackoffMs,
+        ...(c.retryBackoffMultiplier === undefined ? {} : { retry_backoff_multiplier: c.retryBackoffMultiplier }),
+        ...(c.retryBackoffMaxMs === undefined ? {} : { retry_backoff_max_ms: c.retryBackoffMaxMs }),
+        unknown_urn_release_delay_ms: c.unknownUrnReleaseDelayMs,
+        ...(c.shutdownTimeoutMs === undefined ? {} : { shutdown_timeout_ms: c.shutdownTimeoutMs }),
+        slow_run_ms: SLOW_RUN_MS,
+        max: MAX_DELIVERIES,
+        idle_s: idleMs / 1000,
+        ...target.peerRow?.(p.pyQueue),
       };
-      const answer = await peer.run(['differential'], JSON.stringify(request), 240_000);
+    }
+
+    async function runPython(prepared: Prepared[]): Promise<Map<string, Observed>> {
+      // A `hang` row needs the SDK's signal-driven shutdown, which Python allows on the
+      // main thread only: each runs in a peer process of its own, beside the others.
+      const threaded = prepared.filter((p) => p.row.handler !== 'hang');
+      const alone = prepared.filter((p) => p.row.handler === 'hang');
+      const answers = await Promise.all([
+        peer.run(['differential'], JSON.stringify({ url, rows: threaded.map(peerRow) }), 240_000),
+        ...alone.map((p) => peer.run(['differential-shutdown'], JSON.stringify({ url, row: peerRow(p) }), 120_000)),
+      ]);
+      const rows = Object.assign({}, ...answers.map((a: { rows: object }) => a.rows)) as Record<string, { runs: number[]; errors: string[]; delays: number[]; crash?: string }>;
       const observed = new Map<string, Observed>();
-      for (const p of prepared) {
-        const got = answer.rows[p.row.id] as { runs: number[]; errors: string[]; crash?: string };
-        const seen = await target.inspect(url, p.pyQueue, dlqOf(p.pyQueue));
+      const inspections = await Promise.all(prepared.map((p) => target.inspect(url, p.pyQueue, dlqOf(p.row, p.pyQueue))));
+      for (const [i, p] of prepared.entries()) {
+        const got = rows[p.row.id]!;
+        const seen = inspections[i]!;
         observed.set(p.row.id, {
           runs: got.runs,
           lastRunSucceeded: lastRunSucceeded(p.row.handler, got.runs.length),
           left: seen.left,
           dlq: seen.dlq,
           errorLines: got.errors.length,
+          ...(recordsDelays ? { delays: got.delays } : {}),
           ...(got.crash === undefined ? {} : { crashed: got.crash }),
         });
       }
       return observed;
     }
 
+    function deadLetterOption(p: Prepared): boolean | DeadLetterOptions {
+      const c = p.row.consumer;
+      if (!c.deadLetter) return false;
+      if (c.deadLetterQueue !== undefined) return { queue: dlqOf(p.row, p.tsQueue) };
+      if (c.deadLetterSuffix !== undefined) return { suffix: c.deadLetterSuffix };
+      return true;
+    }
+
     async function runOurs(p: Prepared): Promise<Observed> {
       const logger = captureLogger();
       const runs: number[] = [];
       let crashed: string | undefined;
+      const c = p.row.consumer;
       const app = createApp({
         transport: target.transport(url, p.tsQueue),
         queue: p.tsQueue,
         logger,
-        maxAttempts: p.row.consumer.maxAttempts,
-        deadLetter: p.row.consumer.deadLetter,
-        onUnknownUrn: p.row.consumer.onUnknownUrn,
-        retryBackoff: { baseMs: p.row.consumer.retryBackoffMs },
-        unknownUrnReleaseDelayMs: p.row.consumer.unknownUrnReleaseDelayMs,
+        maxAttempts: c.maxAttempts,
+        deadLetter: deadLetterOption(p),
+        onUnknownUrn: c.onUnknownUrn,
+        retryBackoff: {
+          baseMs: c.retryBackoffMs,
+          ...(c.retryBackoffMultiplier === undefined ? {} : { multiplier: c.retryBackoffMultiplier }),
+          ...(c.retryBackoffMaxMs === undefined ? {} : { maxMs: c.retryBackoffMaxMs }),
+        },
+        unknownUrnReleaseDelayMs: c.unknownUrnReleaseDelayMs,
+        handlerTimeoutMs: c.handlerTimeoutMs,
+        shutdownTimeoutMs: c.shutdownTimeoutMs,
+        // Some fifty consumers connect at once, beside the other broker files: 10 s was seen to run out on Kafka.
+        connectTimeoutMs: 60_000,
       });
-      app.handle(KNOWN_URN, (_data, message) => {
+      // A `hang` row shuts the consumer down once its handler runs.
+      const shutdown = new AbortController();
+      app.handle(KNOWN_URN, async (_data, message) => {
         runs.push(message.attempts);
-        if (p.row.handler === 'fail-always' || (p.row.handler === 'fail-once' && runs.length === 1)) {
-          throw new Error(FAILURE_TEXT);
+        const mode = p.row.handler;
+        if (mode === 'unrecoverable') throw new UnrecoverableError(FAILURE_TEXT);
+        if (runFails(mode, runs.length)) throw new Error(FAILURE_TEXT);
+        if (mode === 'slow-once' && runs.length === 1) await sleep(SLOW_RUN_MS);
+        if (mode === 'hang') {
+          shutdown.abort();
+          await hang(15_000);
         }
       });
       try {
-        await app.consume({ maxMessages: MAX_DELIVERIES, idleMs });
+        // consume() drains what is in flight; run() is the worker whose shutdown has the deadline.
+        if (p.row.handler === 'hang') await app.run({ signal: shutdown.signal });
+        else await app.consume({ maxMessages: MAX_DELIVERIES, idleMs });
       } catch (e) {
         crashed = `${(e as Error).name}: ${(e as Error).message}`;
       } finally {
         await app.close();
       }
-      const seen = await target.inspect(url, p.tsQueue, dlqOf(p.tsQueue));
+      const seen = await target.inspect(url, p.tsQueue, dlqOf(p.row, p.tsQueue));
+      // The retry log line carries the delay the policy gave the retry copy or release.
+      const delays = logger.lines.flatMap((l) => (typeof l.fields.delayMs === 'number' ? [l.fields.delayMs] : []));
       return {
         runs,
         lastRunSucceeded: lastRunSucceeded(p.row.handler, runs.length),
         left: seen.left,
         dlq: seen.dlq,
         errorLines: logger.lines.filter((l) => l.level === 'error').length,
+        ...(recordsDelays ? { delays } : {}),
         ...(crashed === undefined ? {} : { crashed }),
       };
     }
@@ -170,17 +227,19 @@ export function describeDifferential(target: DifferentialTarget): void {
       const prepared: Prepared[] = rows.map((row) => {
         const pyQueue = uniqueQueue(`diff-${target.name}-py`);
         const tsQueue = uniqueQueue(`diff-${target.name}-ts`);
-        queues.push(pyQueue, dlqOf(pyQueue), tsQueue, dlqOf(tsQueue));
+        // The binding's default DLQ too: Redis writes poison there whatever the row names.
+        queues.push(pyQueue, dlqOf(row, pyQueue), tsQueue, dlqOf(row, tsQueue));
+        if (row.consumer.deadLetterQueue !== undefined || row.consumer.deadLetterSuffix !== undefined) {
+          queues.push(target.dlqName?.(pyQueue) ?? `${pyQueue}.dlq`, target.dlqName?.(tsQueue) ?? `${tsQueue}.dlq`);
+        }
         const version = row.publish.version;
         const headers = version === undefined || target.versionKey === undefined ? {} : { [target.versionKey]: version };
-        return { row, body: bodyOf(row.publish.body), headers, pyQueue, tsQueue };
+        return { row, body: bodyOf(row.publish.body, row.publish.attempts), headers, pyQueue, tsQueue };
       });
       await target.prepare?.(url, queues);
       // The same bytes to both queues, before either consumer starts.
-      for (const p of prepared) {
-        await publish(p, p.pyQueue);
-        await publish(p, p.tsQueue);
-      }
+      await publishAll(prepared);
+      // One side after the other: both at once, on two busy cores, left consumers idle out before their message came.
       const python = await runPython(prepared);
       const ours = await Promise.all(prepared.map((p) => runOurs(p)));
       prepared.forEach((p, i) => {

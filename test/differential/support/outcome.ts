@@ -44,6 +44,12 @@ export interface Outcome {
   readonly deadLetters: readonly DeadLetterRecord[];
   /** Whether the consumer logged anything at error level. */
   readonly errorLogged: boolean;
+  /**
+   * The delay in ms each retry or release asked the broker to hold its copy, in
+   * order (0: redelivered at once, also where the binding cannot delay). Absent
+   * where the broker's target does not record it (Kafka: the retry tier decides).
+   */
+  readonly delays?: readonly number[];
   /** The consumer refused the settings or crashed: the error's type. */
   readonly crashed?: string;
 }
@@ -55,6 +61,7 @@ export interface Observed {
   readonly left: number;
   readonly dlq: readonly { body: Buffer; headers: Readonly<Record<string, HeaderValue>> }[];
   readonly errorLines: number;
+  readonly delays?: readonly number[];
   readonly crashed?: string;
 }
 
@@ -152,6 +159,7 @@ export function outcomeOf(observed: Observed, ctx: Context): Outcome {
     left: observed.left,
     deadLetters,
     errorLogged: observed.errorLines > 0,
+    ...(observed.delays === undefined ? {} : { delays: observed.delays }),
     ...(observed.crashed === undefined ? {} : { crashed: errorType(observed.crashed) }),
   };
 }

@@ -15,6 +15,7 @@ to stderr. Bodies travel base64-encoded so that every byte survives the trip.
     peer.py differential                   (request on stdin, see cmd_differential: several
                                            consumers at once, one per row, each handler run's
                                            counted attempt and the error-level log lines)
+    peer.py differential-shutdown          (one row whose handler hangs; SIGTERM mid-handler)
     peer.py reinject --url KAFKA_URL --queue Q --retry-tiers-ms MS,... [--group G] [--count N] [--timeout S]
     peer.py otel-publish --url URL --queue Q --urn URN --data JSON
                                            (babelqueue.otel.publish under an in-memory OTel SDK;
@@ -238,9 +239,15 @@ class _RowErrors(logging.Handler):
             self.by_row.setdefault(row, []).append(record.getMessage()[:200])
 
 
-def _differential_row(url, row, errors, results):
-    """One row of test/differential: a consumer on the row's queue with the row's settings,
-    a handler that succeeds, fails once or fails always, consuming until idle."""
+class UnrecoverableError(Exception):
+    """The "do not retry" signal of a differential row's handler. The Python SDK has no such
+    signal (babelqueue 1.24.0 retries every exception), so this is an ordinary exception that
+    carries the name BabelQueue for TypeScript gives its own."""
+
+
+def _differential_app(url, row):
+    """The SDK app for one differential row, with the row's settings, and the list the delay of
+    each retry or release is recorded in (see _record_delays)."""
     args = argparse.Namespace(url=url, group=row.get("group"), retry_tiers_ms=row.get("retry_tiers_ms"))
     app = BabelQueue(
         sdk_url(url),
@@ -248,18 +255,61 @@ def _differential_row(url, row, errors, results):
         queue=row["queue"],
         max_attempts=row["max_attempts"],
         dead_letter=row["dead_letter"],
+        dead_letter_queue=row.get("dead_letter_queue"),
+        dead_letter_suffix=row.get("dead_letter_suffix"),
         on_unknown_urn=row["on_unknown_urn"],
         retry_backoff=row.get("retry_backoff_ms", 0) / 1000,
+        retry_backoff_multiplier=row.get("retry_backoff_multiplier", 1.0),
+        retry_backoff_max=row.get("retry_backoff_max_ms", 0) / 1000,
         unknown_urn_release_delay=row.get("unknown_urn_release_delay_ms", 0) / 1000,
+        shutdown_timeout=row.get("shutdown_timeout_ms", 30000) / 1000,
     )
-    runs = []
+    return app, _record_delays(app)
 
+
+def _record_delays(app):
+    """Records, for each retry or unknown-URN release, the delay in ms the copy is held for:
+    the delay the runtime passes on where the transport holds it natively (SQS visibility, the
+    Redis zset ``:delayed`` set); 0 where the transport re-publishes at once (the SDK's
+    documented behaviour on every other transport, and Redis legacy ignores it). A shutdown
+    release (the stop flag set) is not a retry and is not recorded."""
+    delays = []
+    release = app._release
+    transport = app.transport
+    holds = type(transport).__name__ == "SqsTransport" or bool(getattr(transport, "_laravel_compat", False))
+
+    def recording(received, body, delay):
+        if not app._stop.is_set():
+            delays.append(round(delay * 1000) if holds else 0)
+        return release(received, body, delay)
+
+    app._release = recording
+    return delays
+
+
+def _differential_handler(row, runs, on_hang=None):
     def handler(data, meta, envelope):
         runs.append(int(envelope.get("attempts") or 0) + 1)
-        if row["handler"] == "fail-always" or (row["handler"] == "fail-once" and len(runs) == 1):
+        mode = row["handler"]
+        if mode == "unrecoverable":
+            raise UnrecoverableError("differential: handler failure on purpose")
+        if mode == "fail-always" or (mode == "fail-once" and len(runs) == 1) or (mode == "fail-thrice" and len(runs) <= 3):
             raise RuntimeError("differential: handler failure on purpose")
+        if mode == "slow-once" and len(runs) == 1:
+            time.sleep(row["slow_run_ms"] / 1000)
+        if mode == "hang":
+            on_hang()
+            time.sleep(15)
 
-    app.register(row["urn"], handler)
+    return handler
+
+
+def _differential_row(url, row, errors, results):
+    """One row of test/differential: a consumer on the row's queue with the row's settings and
+    handler (see test/differential/support/table.ts), consuming until idle."""
+    app, delays = _differential_app(url, row)
+    runs = []
+    app.register(row["urn"], _differential_handler(row, runs))
     stop = threading.Event()
     reinjector = None
     if row.get("reinject"):
@@ -280,9 +330,9 @@ def _differential_row(url, row, errors, results):
         reinjector.start()
     try:
         app.consume(max_messages=row.get("max", 20), timeout=row.get("idle_s", 2.0), handle_signals=False)
-        results[row["id"]] = {"runs": runs, "errors": errors.by_row.get(row["id"], [])}
+        results[row["id"]] = {"runs": runs, "delays": delays, "errors": errors.by_row.get(row["id"], [])}
     except Exception as exc:  # reported, not raised: the other rows still answer
-        results[row["id"]] = {"runs": runs, "errors": errors.by_row.get(row["id"], []), "crash": repr(exc)}
+        results[row["id"]] = {"runs": runs, "delays": delays, "errors": errors.by_row.get(row["id"], []), "crash": repr(exc)}
     finally:
         stop.set()
         if reinjector is not None:
@@ -292,9 +342,12 @@ def _differential_row(url, row, errors, results):
 
 def cmd_differential(_args):
     """Request: {"url", "rows": [{"id", "queue", "urn", "handler", "max_attempts", "dead_letter",
-    "on_unknown_urn", "retry_backoff_ms"?, "unknown_urn_release_delay_ms"?, "max"?, "idle_s"?,
-    "group"?, "retry_tiers_ms"?, "reinject"?}]} (reinject: run the Kafka re-inject consumer beside). Every row consumes on its own thread, at once; the answer is
-    {"rows": {id: {"runs": [counted attempt per handler run], "errors": [error-level lines]}}}."""
+    "dead_letter_queue"?, "dead_letter_suffix"?, "on_unknown_urn", "retry_backoff_ms"?,
+    "retry_backoff_multiplier"?, "retry_backoff_max_ms"?, "unknown_urn_release_delay_ms"?,
+    "slow_run_ms"?, "max"?, "idle_s"?, "group"?, "retry_tiers_ms"?, "reinject"?}]} (reinject: run
+    the Kafka re-inject consumer beside). Every row consumes on its own thread, at once; the
+    answer is {"rows": {id: {"runs": [counted attempt per handler run], "delays": [ms per retry
+    or release], "errors": [error-level lines]}}}."""
     req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     errors = _RowErrors()
     logging.getLogger("babelqueue").addHandler(errors)
@@ -308,6 +361,34 @@ def cmd_differential(_args):
     for thread in threads:
         thread.join()
     out({"rows": results})
+
+
+def cmd_differential_shutdown(_args):
+    """Request: {"url", "row"} with a row as for cmd_differential whose handler is "hang": the
+    consumer runs on the main thread with the SDK's signal handling, the handler sends the
+    process SIGTERM and sleeps, and the SDK's graceful shutdown (``shutdown_timeout_ms``) decides
+    what happens to the message. The answer is cmd_differential's for that one row."""
+    import signal
+
+    req = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    row = req["row"]
+    threading.current_thread().name = row["id"]
+    errors = _RowErrors()
+    logging.getLogger("babelqueue").addHandler(errors)
+    app, delays = _differential_app(req["url"], row)
+    runs = []
+    app.register(row["urn"], _differential_handler(row, runs, on_hang=lambda: os.kill(os.getpid(), signal.SIGTERM)))
+    answer = {"runs": runs, "delays": delays}
+    try:
+        app.consume(max_messages=row.get("max", 20), timeout=row.get("idle_s", 2.0), handle_signals=True)
+    except Exception as exc:  # noqa: BLE001 - reported
+        answer["crash"] = repr(exc)
+    try:
+        app.transport.close()  # the SDK already closed it after the signal; a second close may refuse
+    except Exception:  # noqa: BLE001
+        pass
+    answer["errors"] = errors.by_row.get(row["id"], [])
+    out({"rows": {row["id"]: answer}})
 
 
 def otel_lab():
@@ -476,6 +557,7 @@ def main(argv):
     oc.add_argument("--group", help="Kafka consumer group (default: the SDK's)")
     oc.add_argument("--retry-tiers-ms", help="Kafka retry tiers, comma-separated ms")
     sub.add_parser("differential")
+    sub.add_parser("differential-shutdown")
     rd = sub.add_parser("redrive")
     rd.add_argument("--url", required=True)
     rd.add_argument("--queue", required=True)
@@ -490,6 +572,7 @@ def main(argv):
         "consume": cmd_consume, "reinject": cmd_reinject,
         "otel-publish": cmd_otel_publish, "otel-consume": cmd_otel_consume, "gdpr": cmd_gdpr,
         "differential": cmd_differential, "redrive": cmd_redrive,
+        "differential-shutdown": cmd_differential_shutdown,
     }
     commands[args.command](args)
 

@@ -19,7 +19,7 @@ export interface PythonPeer {
 }
 
 /** The venv's interpreter: BABELQUEUE_VENV, else `.venv` in the repository root. */
-function venvPython(): string {
+export function venvPython(): string {
   return join(process.env.BABELQUEUE_VENV ?? join(root, '.venv'), 'bin', 'python');
 }
 
