@@ -10,6 +10,31 @@ export interface Discovery {
   readonly note?: string;
 }
 
+/** One DLQ of the overview. */
+export interface OverviewEntry {
+  readonly name: string;
+  /** Named when the console started (else discovered). */
+  readonly configured: boolean;
+  /** Records waiting, or null when the broker could not tell. */
+  readonly depth: number | null;
+}
+
+/** Depth reads the overview makes at once: hundreds of DLQs at once overwhelm a client (kafkajs drops answers). */
+const DEPTH_CONCURRENCY = 8;
+
+/** The depth of every DLQ named, `DEPTH_CONCURRENCY` at a time. */
+export async function depthsOf(names: readonly string[], configured: readonly string[], depth: (dlq: string) => Promise<number | null>): Promise<OverviewEntry[]> {
+  const out: OverviewEntry[] = names.map((name) => ({ name, configured: configured.includes(name), depth: null }));
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < names.length; i = next++) {
+      out[i] = { ...(out[i] as OverviewEntry), depth: await depth(names[i] as string).catch(() => null) };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(DEPTH_CONCURRENCY, names.length) }, worker));
+  return out;
+}
+
 /** DLQs the console lists at most (the rest are counted in the note). */
 export const DISCOVER_MAX = 500;
 

@@ -7,7 +7,7 @@ import { ASSETS } from './assets.generated.js';
 import { deleteSelected, journaled, purgeAll, recover, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
 import { deleteMatching } from './bulk-delete.js';
 import { DepthHistory } from './depth-history.js';
-import { discoverDlqs } from './discovery.js';
+import { depthsOf, discoverDlqs } from './discovery.js';
 import { BadQueryError, parseFilter, parseMatching, parseSort } from './filter.js';
 import { Journal, type InterruptedAction } from './journal.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -179,11 +179,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
       const found = await discoverDlqs(transport);
       for (const dlq of found.dlqs) discovered.add(dlq);
       const names = [...new Set([...settings.dlqs, ...found.dlqs])];
-      const dlqs = await Promise.all(names.map(async (name) => ({
-        name,
-        configured: settings.dlqs.includes(name),
-        depth: await source.depth(name).catch(() => null),
-      })));
+      const dlqs = await depthsOf(names, settings.dlqs, (name) => source.depth(name));
       return c.json({ discovery: { supported: found.supported, ...(found.note !== undefined ? { note: found.note } : {}) }, dlqs, total: dlqs.reduce((sum, d) => sum + (d.depth ?? 0), 0) });
     } catch (error) {
       return failure(c, error);
