@@ -1,9 +1,10 @@
 import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
 import type { InterruptedAction, Journal } from './journal.js';
-import { matches, type RecordFilter } from './filter.js';
+import type { RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
-import { describe, recordHash, summarize } from './records.js';
+import { recordHash, summarize } from './records.js';
 import { planRedrive, ridersOf } from './redrive-plan.js';
+import { matchesParsed, select } from './search.js';
 import type { RecordSource } from './source.js';
 import { takeChosen } from './take-chosen.js';
 
@@ -168,7 +169,7 @@ export async function redriveMatching(ctx: ActionContext, dlq: string, filter: R
       }
       scanned += 1;
       next = record.index + 1;
-      if (matches(summarize(record), filter)) chunk.push(record);
+      if (select(record, filter) !== undefined) chunk.push(record);
     }
     const result = await removeEach(ctx, dlq, chunk, request, []);
     merge(outcome, result);
@@ -334,7 +335,7 @@ async function drainRedrive(ctx: ActionContext, dlq: string, request: RedriveReq
       bypass: request.bypass,
       idleMs: ctx.idleMs,
       ...(request.toQueue !== undefined ? { toQueue: request.toQueue } : {}),
-      select: (env) => matches(describe(env as unknown as Record<string, unknown>), filter),
+      select: (env) => matchesParsed(env as unknown as Record<string, unknown>, filter),
     });
     for (const it of result.items) {
       push(outcome, {

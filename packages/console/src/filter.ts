@@ -1,3 +1,4 @@
+import { groupOf } from './groups.js';
 import type { RecordSummary } from './records.js';
 
 /** Which records a page, a search or a bulk action covers; every field narrows. */
@@ -16,6 +17,15 @@ export interface RecordFilter {
   readonly to?: number;
   /** Words that must all appear in `error` or `exception`, case-insensitive. */
   readonly text?: string;
+  /**
+   * Words that must all appear in the record's `data`, `meta.id`, `trace_id`
+   * or `dead_letter` block, case-insensitive. Read from the stored bytes:
+   * select records with `select` (search.ts); {@link matches} alone never
+   * matches a filter with `find`, so a caller that forgets it narrows, never widens.
+   */
+  readonly find?: string;
+  /** A failure group's id (groups.ts): URN, exception and the masked error. */
+  readonly group?: string;
 }
 
 /** Columns a page can be sorted by; `position` is the queue's own order (oldest first). */
@@ -32,7 +42,7 @@ export class BadQueryError extends Error {
   override readonly name = 'BadQueryError';
 }
 
-/** The filter in a request's query parameters (`reason`, `urn`, `lang`, `dl_lang`, `since`, `until`, `q`); blank ones are ignored. */
+/** The filter in a request's query parameters (`reason`, `urn`, `lang`, `dl_lang`, `since`, `until`, `q`, `find`, `group`); blank ones are ignored. */
 export function parseFilter(query: (name: string) => string | undefined): RecordFilter {
   const value = (name: string) => {
     const raw = query(name)?.trim();
@@ -56,11 +66,15 @@ export function parseFilter(query: (name: string) => string | undefined): Record
   set('from', time('since'));
   set('to', time('until'));
   set('text', value('q'));
+  set('find', value('find'));
+  const group = value('group');
+  if (group !== undefined && !/^[0-9a-f]{12}$/.test(group)) throw new BadQueryError(`group must be a failure group's id (12 hex digits), got "${group}"`);
+  set('group', group);
   return filter as RecordFilter;
 }
 
 /** The filter names a request may carry (query parameters, or the keys of a bulk action's `matching`). */
-export const FILTER_PARAMS = ['reason', 'urn', 'lang', 'dl_lang', 'since', 'until', 'q'] as const;
+export const FILTER_PARAMS = ['reason', 'urn', 'lang', 'dl_lang', 'since', 'until', 'q', 'find', 'group'] as const;
 
 /**
  * The filter of a bulk action (`"matching"` in a JSON body), checked strictly
@@ -72,7 +86,7 @@ export const FILTER_PARAMS = ['reason', 'urn', 'lang', 'dl_lang', 'since', 'unti
 export function parseMatching(value: unknown): RecordFilter | 'all' {
   if (value === 'all') return 'all';
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new BadQueryError('"matching" must be an object of filters (reason, urn, lang, dl_lang, since, until, q), or "all" for every record');
+    throw new BadQueryError(`"matching" must be an object of filters (${FILTER_PARAMS.join(', ')}), or "all" for every record`);
   }
   const entries = Object.entries(value as Record<string, unknown>);
   for (const [key, raw] of entries) {
@@ -111,8 +125,10 @@ export function isFiltering(filter: RecordFilter): boolean {
 /** The fields {@link matches} reads. */
 export type Filterable = Pick<RecordSummary, 'reason' | 'kind' | 'urn' | 'lang' | 'dead_letter_lang' | 'failed_at' | 'error' | 'exception'>;
 
-/** True when `record` passes every part of `filter`. */
+/** True when `record` passes every part of `filter`; false for any filter with `find` (see {@link RecordFilter.find}). */
 export function matches(record: Filterable, filter: RecordFilter): boolean {
+  if (filter.find !== undefined) return false;
+  if (filter.group !== undefined && groupOf(record) !== filter.group) return false;
   if (filter.reason !== undefined) {
     const reason = record.kind === 'no-dead-letter' || record.kind === 'not-json' ? 'none' : record.reason;
     if (reason !== filter.reason) return false;

@@ -1,5 +1,6 @@
-import { compare, matches, type RecordFilter, type Sort } from './filter.js';
-import { clipped, summarize, type RecordSummary } from './records.js';
+import { compare, type RecordFilter, type Sort } from './filter.js';
+import { clipped, type RecordSummary } from './records.js';
+import { select } from './search.js';
 import type { ReadMode, RecordSource } from './source.js';
 
 /** One request for a page of records. */
@@ -72,8 +73,8 @@ async function inQueueOrder(source: RecordSource, dlq: string, query: PageQuery,
       break;
     }
     scanned += 1;
-    const summary = summarize(record);
-    if (matches(summary, query.filter)) {
+    const summary = select(record, query.filter);
+    if (summary !== undefined) {
       if (records.length === query.limit) {
         hasMore = true;
         next = record.index;
@@ -101,8 +102,8 @@ async function sorted(source: RecordSource, dlq: string, query: PageQuery, limit
       break;
     }
     scanned += 1;
-    const summary = summarize(record);
-    if (matches(summary, query.filter)) {
+    const summary = select(record, query.filter);
+    if (summary !== undefined) {
       matched += 1;
       insert(best, clipped(summary), keep, (a, b) => compare(query.sort, a, b));
     }

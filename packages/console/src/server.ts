@@ -7,7 +7,9 @@ import { bodyLimit } from 'hono/body-limit';
 import { ASSETS } from './assets.generated.js';
 import { deleteSelected, journaled, purgeAll, recover, redriveMatching, redriveSelected, UnsupportedActionError, type ActionContext, type RedriveRequest } from './actions.js';
 import { AuditTrail, type AuditActor } from './audit.js';
+import { deleteMatching } from './bulk-delete.js';
 import { DepthHistory } from './depth-history.js';
+import { depthsOf, discoverDlqs } from './discovery.js';
 import { editAndRedrive, parseData } from './edit.js';
 import { BadQueryError, parseFilter, parseMatching, parseSort } from './filter.js';
 import { Journal, type InterruptedAction } from './journal.js';
@@ -15,10 +17,12 @@ import { KeyedLock } from './keyed-lock.js';
 import { locate, type RecordRef } from './locate.js';
 import { BROWSE_MAX, HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
 import { readPage } from './pages.js';
+import { ProgressBoard } from './progress.js';
 import { detail } from './records.js';
+import { findById } from './search.js';
 import { Guard } from './security.js';
 import { CannotReadError, recordSource, type RecordSource } from './source.js';
-import { readStats } from './stats.js';
+import { GROUPS_SHOWN, readStats } from './stats.js';
 import { checkTarget, UnknownTargetError } from './target.js';
 
 /** A running console. */
@@ -93,6 +97,10 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     interrupted.set(dlq, found);
     logger.warn({ dlq, action: found.action, startedAt: found.started_at, sent: found.sent.length, restored: found.restored.length }, 'console: an earlier action on this DLQ was interrupted; finish it from the page (POST /api/recover)');
   }
+  const progress = new ProgressBoard();
+  // DLQs found on the broker beside the configured ones (GET /api/overview): they can be opened too.
+  const discovered = new Set<string>();
+  const known = (dlq: string) => settings.dlqs.includes(dlq) || discovered.has(dlq);
   const app = new Hono();
   app.use('*', guard.headers(), guard.hostCheck(), guard.authenticate(), guard.csrf());
   app.use('/api/*', bodyLimit({ maxSize: 1024 * 1024, onError: (c) => c.json({ error: 'request body over 1 MiB' }, 413) }));
@@ -152,6 +160,37 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
 
   app.get('/api/history', (c) => withDlq(c, async (dlq) => c.json({ dlq, history: history.of(dlq) }), false));
 
+  // Open-by-id: a record by its meta.id (or the fingerprint of its bytes), for the page's #/record/<id> links.
+  app.get('/api/find', (c) => withDlq(c, async (dlq) => {
+    const id = (c.req.query('id') ?? '').trim();
+    if (id === '') throw new BadQueryError('find needs "id": a meta.id or a record\'s 16-hex-digit fingerprint');
+    const found = await findById(source, dlq, id, settings.scanLimit);
+    if (found.record === undefined) return c.json({ error: `no record with meta.id or fingerprint "${id}" among the ${found.scanned} records scanned`, scanned: found.scanned }, 404);
+    return c.json({ dlq, scanned: found.scanned, record: detail(found.record) });
+  }));
+
+  // Failure groups of the records passing the filter, with their aggregates.
+  app.get('/api/groups', (c) => withDlq(c, async (dlq) => {
+    const stats = await readStats(source, dlq, parseFilter((n) => c.req.query(n)), settings.scanLimit);
+    return c.json({ dlq, depth: stats.depth, scanned: stats.scanned, complete: stats.complete, matched: stats.matched, groups: stats.groups, group_count: stats.group_count, shown: GROUPS_SHOWN, ungrouped: stats.ungrouped });
+  }));
+
+  // How far the running action on a DLQ got (not under the DLQ's lock: the action holds it).
+  app.get('/api/progress', (c) => withDlq(c, async (dlq) => c.json({ dlq, running: progress.of(dlq) }), false));
+
+  // Every DLQ of the broker, configured or discovered, with its depth.
+  app.get('/api/overview', async (c) => {
+    try {
+      const found = await discoverDlqs(transport);
+      for (const dlq of found.dlqs) discovered.add(dlq);
+      const names = [...new Set([...settings.dlqs, ...found.dlqs])];
+      const dlqs = await depthsOf(names, settings.dlqs, (name) => source.depth(name));
+      return c.json({ discovery: { supported: found.supported, ...(found.note !== undefined ? { note: found.note } : {}) }, dlqs, total: dlqs.reduce((sum, d) => sum + (d.depth ?? 0), 0) });
+    } catch (error) {
+      return failure(c, error);
+    }
+  });
+
   app.post('/api/recover', (c) => action(c, [], async (dlq) => {
     const found = interrupted.get(dlq);
     if (found === undefined) throw new BadQueryError(`no interrupted action on ${dlq}`);
@@ -187,7 +226,14 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     }
   });
 
-  app.post('/api/delete', (c) => action(c, ['records'], (dlq, body, actions) => deleteSelected(actions, dlq, refsOf(body.records))));
+  app.post('/api/delete', (c) => action(c, ['records', 'matching'], (dlq, body, actions) => {
+    if ((body.matching === undefined) === (body.records === undefined)) throw new BadQueryError('a delete names its records: "records" (a list) or "matching" (a filter), one of them');
+    if (body.matching === undefined) return deleteSelected(actions, dlq, refsOf(body.records));
+    const matching = parseMatching(body.matching);
+    // Deleting every record is a purge, which asks for the DLQ's name.
+    if (matching === 'all') throw new BadQueryError('delete "matching" takes a filter; to delete every record, purge');
+    return deleteMatching(actions, dlq, matching);
+  }));
 
   app.post('/api/purge', (c) => action(c, ['confirm'], async (dlq, body, actions) => {
     if (body.confirm !== dlq) throw new BadQueryError(`purge needs "confirm": the DLQ's name (${dlq})`);
@@ -204,7 +250,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
   /** Runs `work` for the request's `dlq` (one of the configured ones) under that DLQ's lock, mapping errors to statuses. */
   async function withDlq(c: Context, work: (dlq: string) => Promise<Response>, locked = true): Promise<Response> {
     const dlq = c.req.query('dlq') ?? '';
-    if (!settings.dlqs.includes(dlq)) return c.json({ error: `unknown DLQ "${dlq}"; this console shows ${settings.dlqs.join(', ')}` }, 404);
+    if (!known(dlq)) return c.json({ error: `unknown DLQ "${dlq}"; this console shows ${settings.dlqs.join(', ')}` }, 404);
     try {
       return await (locked ? lock.run(dlq, () => work(dlq)) : work(dlq));
     } catch (error) {
@@ -234,7 +280,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     if (!isRecord(body)) return c.json({ error: 'the body must be a JSON object' }, 400);
     const json = body;
     const dlq = typeof json.dlq === 'string' ? json.dlq : '';
-    if (!settings.dlqs.includes(dlq)) return c.json({ error: `unknown DLQ "${dlq}"` }, 404);
+    if (!known(dlq)) return c.json({ error: `unknown DLQ "${dlq}"` }, 404);
     const unknown = Object.keys(json).filter((key) => key !== 'dlq' && !keys.includes(key));
     if (unknown.length > 0) return c.json({ error: `unknown member${unknown.length === 1 ? '' : 's'} ${unknown.map((k) => `"${k}"`).join(', ')}; this action takes dlq, ${keys.join(', ')}` }, 400);
     try {
@@ -243,14 +289,17 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
         const left = interrupted.get(dlq);
         if (left !== undefined) throw new InterruptedError(dlq, left);
         journal.begin(dlq, c.req.path.replace('/api/', ''));
+        const counted = progress.begin(dlq, c.req.path.replace('/api/', ''), journaled(transport, dlq, journal));
         let done: Awaited<ReturnType<typeof work>>;
         try {
-          done = await work(dlq, json, { ...actions, transport: journaled(transport, dlq, journal) });
+          done = await work(dlq, json, { ...actions, transport: counted });
         } catch (error) {
           // Refused before any write (a bad request, a "to" to confirm): nothing is in two places.
           const left = journal.interrupted(dlq);
           if (left !== undefined && left.sent.length + left.restored.length === 0) journal.end(dlq);
           throw error;
+        } finally {
+          progress.end(dlq);
         }
         if (done.error === undefined) journal.end(dlq);
         else interrupted.set(dlq, journal.interrupted(dlq) as InterruptedAction);

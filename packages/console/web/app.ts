@@ -37,6 +37,13 @@ interface Page {
 interface Stats {
   depth: number | null; scanned: number; complete: boolean; matched: number;
   by_reason: Record<string, number>; by_urn: Record<string, number>; history: { t: number; depth: number }[];
+  failed_at: { width_ms: number; buckets: { t: number; count: number }[] };
+  groups: Group[]; group_count: number; ungrouped: number;
+}
+
+interface Group {
+  id: string; urn: string | null; exception: string | null; error: string | null; count: number;
+  reasons: Record<string, number>; first_failed_at: number | null; last_failed_at: number | null; langs: Record<string, number>;
 }
 
 interface ActionResult {
@@ -54,6 +61,8 @@ let dlq = '';
 let cursors: number[] = [0];
 let page: Page | undefined;
 const selected = new Map<string, { index: number; hash: string }>();
+/** The DLQs in the tabs: the configured ones, then those discovered on the broker. */
+let allDlqs: string[] = [];
 
 // ---------- small helpers ----------
 
@@ -110,7 +119,7 @@ function reasonBadge(record: Pick<Summary, 'kind' | 'reason'>): HTMLElement {
 function filterParams(): URLSearchParams {
   const form = new FormData($<HTMLFormElement>('filters'));
   const params = new URLSearchParams();
-  for (const name of ['q', 'reason', 'urn', 'lang', 'dl_lang', 'sort', 'dir']) {
+  for (const name of ['find', 'group', 'q', 'reason', 'urn', 'lang', 'dl_lang', 'sort', 'dir']) {
     const value = String(form.get(name) ?? '').trim();
     if (value !== '') params.set(name, value);
   }
@@ -150,7 +159,8 @@ async function loadPage(): Promise<void> {
 }
 
 async function loadStats(): Promise<void> {
-  const params = new URLSearchParams({ dlq });
+  // The charts and the groups follow the filter.
+  const params = new URLSearchParams({ dlq, ...filterOnly() });
   try {
     const stats = await api<Stats>(`/api/stats?${params}`);
     renderStats(stats);
@@ -206,7 +216,11 @@ function renderPage(): void {
       el('td', { class: 'mono', title: record.message_id ? `meta.id ${record.message_id}` : '' }, record.trace_id ? record.trace_id.slice(0, 13) + (record.trace_id.length > 13 ? '…' : '') : '—'),
     );
     tr.classList.toggle('selected', box.checked);
-    tr.addEventListener('click', () => void openDetail(record));
+    tr.addEventListener('click', () => {
+      // A URL per record: #/record/<meta.id or fingerprint>?dlq=<dlq>, opened directly on load.
+      history.replaceState(null, '', recordLink(record));
+      void openDetail(record);
+    });
     return tr;
   });
   $('rows').replaceChildren(...rows);
@@ -237,7 +251,7 @@ function renderSelection(): void {
 }
 
 function renderTabs(depths: Map<string, number | null>): void {
-  $('dlqs').replaceChildren(...session.dlqs.map((name) => {
+  $('dlqs').replaceChildren(...allDlqs.map((name) => {
     const depth = depths.get(name);
     const button = el('button', { testid: 'dlq-tab' }, name, depth === undefined || depth === null ? null : el('span', { class: 'count' }, n(depth)));
     button.setAttribute('aria-current', String(name === dlq));
@@ -261,6 +275,8 @@ function renderStats(stats: Stats): void {
   lineChart($('chart-depth'), stats.history);
   barChart($('chart-reason'), stats.by_reason, (label) => `reason-${label}`);
   barChart($('chart-urn'), stats.by_urn, () => 'urn');
+  histogramChart($('chart-failed-at'), stats.failed_at);
+  renderGroups(stats);
 }
 
 const BAR_COLOURS: Record<string, string> = { 'reason-failed': '#d9534f', 'reason-unknown_urn': '#e0a030', 'reason-poison': '#8a5cd0', 'reason-none': '#98a2b3', urn: '#3b6fd8' };
@@ -324,6 +340,7 @@ async function openDetail(record: Summary): Promise<void> {
   const panel = $('detail');
   const body = $('detail-body');
   $('detail-title').textContent = `Record #${record.index + 1}${record.urn ? ` · ${record.urn}` : ''}`;
+  $('detail-link').textContent = new URL(recordLink(record), location.href).href;
   body.replaceChildren(el('p', { class: 'muted' }, 'Loading…'));
   panel.hidden = false;
   try {
@@ -518,6 +535,7 @@ async function start(): Promise<void> {
   session = await api<Session>('/api/session');
   csrf = session.csrf;
   dlq = session.dlqs[0] ?? '';
+  allDlqs = [...session.dlqs];
   $('broker').textContent = `${session.broker.binding} · ${session.broker.target}`;
   $('read-only').hidden = !session.read_only;
   $('actions').hidden = session.read_only;
@@ -545,6 +563,7 @@ async function start(): Promise<void> {
     void refresh();
   });
   $<HTMLFormElement>('filters').addEventListener('reset', () => setTimeout(() => {
+    clearGroup(false);
     resetView();
     void refresh();
   }));
@@ -566,17 +585,214 @@ async function start(): Promise<void> {
     }
     renderPage();
   });
-  $('detail-close').addEventListener('click', () => ($('detail').hidden = true));
+  $('detail-close').addEventListener('click', closeDetail);
+  wireFinding();
   document.addEventListener('keydown', (event) => {
-    if (event.key === 'Escape') $('detail').hidden = true;
+    if (event.key === 'Escape') closeDetail();
   });
   $('redrive-selected').addEventListener('click', () => void redriveSelected());
   $('redrive-matching').addEventListener('click', () => void redriveMatching());
   $('delete-selected').addEventListener('click', () => void deleteSelected());
   $('purge').addEventListener('click', () => void purge());
-  await refresh();
+  await Promise.all([refresh(), loadOverview()]);
+  await openFromLink();
   setInterval(() => void api<{ history: Stats['history'] }>(`/api/history?${new URLSearchParams({ dlq })}`).then((h) => lineChart($('chart-depth'), h.history), () => undefined), 15000);
   document.body.dataset.ready = 'true';
+}
+
+// ---------- finding records, failure groups, the overview ----------
+
+/** The id a record's link names: its meta.id, else the fingerprint of its bytes. */
+function recordLink(record: Pick<Summary, 'message_id' | 'hash'>): string {
+  return `#/record/${encodeURIComponent(record.message_id ?? record.hash)}?${new URLSearchParams({ dlq })}`;
+}
+
+function closeDetail(): void {
+  $('detail').hidden = true;
+  if (location.hash.startsWith('#/record/')) history.replaceState(null, '', location.pathname + location.search);
+}
+
+/** Opens the record a `#/record/<id>?dlq=<dlq>` link names, wherever it is in the DLQ. */
+async function openFromLink(): Promise<void> {
+  const match = /^#\/record\/([^?]+)(?:\?(.*))?$/.exec(location.hash);
+  if (match === null) return;
+  const id = decodeURIComponent(match[1] ?? '');
+  const linked = new URLSearchParams(match[2] ?? '').get('dlq');
+  if (linked !== null && linked !== dlq && allDlqs.includes(linked)) {
+    dlq = linked;
+    renderTabs(tabDepths);
+    resetView();
+    await refresh();
+  }
+  const panel = $('detail');
+  $('detail-title').textContent = `Record ${id}`;
+  $('detail-link').textContent = location.href;
+  $('detail-body').replaceChildren(el('p', { class: 'muted' }, 'Looking for it…'));
+  panel.hidden = false;
+  try {
+    const found = await api<{ record: Detail; scanned: number }>(`/api/find?${new URLSearchParams({ dlq, id })}`);
+    $('detail-title').textContent = `Record #${found.record.index + 1}${found.record.urn ? ` · ${found.record.urn}` : ''}`;
+    $('detail-body').replaceChildren(...detailView(found.record));
+  } catch (error) {
+    $('detail-body').replaceChildren(el('p', { class: 'warnbox' }, (error as Error).message));
+  }
+}
+
+function histogramChart(host: HTMLElement, histogram: Stats['failed_at']): void {
+  const buckets = histogram.buckets;
+  if (buckets.length === 0) {
+    host.replaceChildren(el('p', { class: 'muted' }, 'No failed_at times.'));
+    return;
+  }
+  const width = 420;
+  const height = 140;
+  const bottom = 18;
+  const t0 = buckets[0]!.t;
+  const span = Math.max(1, Math.round((buckets[buckets.length - 1]!.t - t0) / histogram.width_ms) + 1);
+  const max = Math.max(...buckets.map((b) => b.count));
+  const barWidth = (width - 8) / span;
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${buckets.reduce((sum, b) => sum + b.count, 0)} failures in ${buckets.length} buckets of ${Math.round(histogram.width_ms / 1000)} s, busiest ${max}` });
+  for (const bucket of buckets) {
+    const x = 4 + ((bucket.t - t0) / histogram.width_ms) * barWidth;
+    const h = ((height - bottom - 8) * bucket.count) / max;
+    const bar = svg('rect', { x: x.toFixed(1), y: (height - bottom - h).toFixed(1), width: Math.max(1, barWidth - 1).toFixed(1), height: h.toFixed(1), fill: '#d9534f' });
+    bar.append(svg('title', {}, `${time(bucket.t)}: ${bucket.count}`));
+    chart.append(bar);
+  }
+  chart.append(svg('text', { x: 4, y: height - 3 }, time(t0)));
+  chart.append(svg('text', { x: width - 4, y: height - 3, 'text-anchor': 'end' }, time(buckets[buckets.length - 1]!.t + histogram.width_ms)));
+  host.replaceChildren(chart);
+}
+
+/** The groups of the records passing the filter: click one to filter by it; redrive or delete it. */
+function renderGroups(stats: Stats): void {
+  const shown = stats.groups.slice(0, 25);
+  $('groups-line').textContent = `${n(stats.group_count)} group${stats.group_count === 1 ? '' : 's'} among ${n(stats.matched)} record(s)${stats.complete ? '' : ' (the first ones: scan limit)'}${shown.length < stats.group_count ? `, the ${shown.length} largest shown` : ''}${stats.ungrouped > 0 ? `; ${n(stats.ungrouped)} record(s) past the group limit` : ''}`;
+  $('group-rows').replaceChildren(...shown.map((group) => {
+    const langs = Object.entries(group.langs).sort((a, b) => b[1] - a[1]).map(([lang, count]) => `${lang} ${n(count)}`).join(', ');
+    const buttons = el('td', { class: 'buttons' });
+    const show = el('button', { testid: 'group-filter' }, 'Show');
+    show.addEventListener('click', (event) => {
+      event.stopPropagation();
+      filterByGroup(group);
+    });
+    buttons.append(show);
+    if (!session.read_only) {
+      const redrive = el('button', { testid: 'group-redrive' }, 'Redrive group…');
+      redrive.addEventListener('click', (event) => {
+        event.stopPropagation();
+        void groupAction(group, 'redrive');
+      });
+      buttons.append(redrive);
+      if (session.can.delete) {
+        const remove = el('button', { class: 'danger', testid: 'group-delete' }, 'Delete group…');
+        remove.addEventListener('click', (event) => {
+          event.stopPropagation();
+          void groupAction(group, 'delete');
+        });
+        buttons.append(remove);
+      }
+    }
+    const tr = el('tr', { testid: 'group-row' },
+      el('td', { class: 'mono' }, n(group.count)),
+      el('td', { class: 'mono' }, group.urn ?? '—'),
+      el('td', { class: 'mono' }, group.exception ?? '—'),
+      el('td', { class: 'error', testid: 'group-error' }, group.error ?? '—'),
+      el('td', { class: 'nowrap' }, time(group.first_failed_at)),
+      el('td', { class: 'nowrap' }, time(group.last_failed_at)),
+      el('td', { class: 'lang' }, langs),
+      buttons,
+    );
+    tr.addEventListener('click', () => filterByGroup(group));
+    return tr;
+  }));
+}
+
+function describeGroup(group: Group): string {
+  return `${group.urn ?? '(no URN)'} · ${group.exception ?? '(no exception)'} · ${group.error ?? '(no error)'}`;
+}
+
+function filterByGroup(group: Group): void {
+  $<HTMLInputElement>('filter-group').value = group.id;
+  $('group-chip-text').textContent = `group: ${describeGroup(group)}`;
+  $('group-chip').hidden = false;
+  resetView();
+  void refresh();
+}
+
+/** Redrives or deletes one group through the bulk action with the group's filter, showing progress and then a result line. */
+async function groupAction(group: Group, kind: 'redrive' | 'delete'): Promise<void> {
+  const what = `the ${n(group.count)} record(s) of the group ${describeGroup(group)}`;
+  const ok = kind === 'redrive'
+    ? await confirmDialog(`Redrive this group (${n(group.count)})?`, `This moves ${what} off ${dlq}: ${describeTarget()}. Poison records stay.`)
+    : await confirmDialog(`Delete this group (${n(group.count)})?`, `This removes ${what} from ${dlq} for good.`);
+  if (!ok) return;
+  const progress = $('group-progress');
+  const result = $('group-result');
+  result.hidden = true;
+  progress.hidden = false;
+  progress.textContent = `${kind === 'redrive' ? 'Redriving' : 'Deleting'} ${n(group.count)} record(s)…`;
+  const started = Date.now();
+  const poll = window.setInterval(() => void api<{ running: { removed: number; sent: number } | null }>(`/api/progress?${new URLSearchParams({ dlq })}`).then((p) => {
+    if (p.running === null) return;
+    const done = kind === 'redrive' ? p.running.sent : p.running.removed;
+    progress.textContent = `${kind === 'redrive' ? 'Redriving' : 'Deleting'}: ${n(done)} of ${n(group.count)} done · ${Math.round((Date.now() - started) / 1000)} s`;
+  }, () => undefined), 400);
+  let line: string;
+  try {
+    const body = kind === 'redrive' ? { dlq, matching: { group: group.id }, ...redriveOptions() } : { dlq, matching: { group: group.id } };
+    const done = await api<ActionResult>(kind === 'redrive' ? '/api/redrive' : '/api/delete', body);
+    const counts = [
+      kind === 'redrive' ? `${n(done.redriven)} redriven` : `${n(done.deleted)} deleted`,
+      done.kept ? `${n(done.kept)} kept` : '',
+      done.not_found ? `${n(done.not_found)} not found` : '',
+    ].filter((p) => p !== '').join(', ');
+    line = done.error
+      ? `${kind} of the group stopped: ${done.error}. So far: ${counts}. Nothing was lost.`
+      : `${kind === 'redrive' ? 'Redrove' : 'Deleted'} the group ${describeGroup(group)}: ${counts} in ${((Date.now() - started) / 1000).toFixed(1)} s${done.note ? ` · ${done.note}` : ''}`;
+  } catch (error) {
+    line = `${kind} of the group failed: ${(error as Error).message}`;
+  }
+  window.clearInterval(poll);
+  progress.hidden = true;
+  result.textContent = line;
+  result.hidden = false;
+  clearGroup(false);
+  resetView(false);
+  await Promise.all([refresh(), loadOverview()]);
+}
+
+function clearGroup(reload = true): void {
+  $<HTMLInputElement>('filter-group').value = '';
+  $('group-chip').hidden = true;
+  if (reload) {
+    resetView();
+    void refresh();
+  }
+}
+
+/** Every DLQ of the broker (configured, then discovered) with its depth; discovered ones join the tabs. */
+async function loadOverview(): Promise<void> {
+  try {
+    const overview = await api<{ discovery: { supported: boolean; note?: string }; dlqs: { name: string; configured: boolean; depth: number | null }[]; total: number }>('/api/overview');
+    for (const entry of overview.dlqs) {
+      tabDepths.set(entry.name, entry.depth);
+      if (!allDlqs.includes(entry.name)) allDlqs.push(entry.name);
+    }
+    renderTabs(tabDepths);
+    const found = overview.dlqs.filter((d) => !d.configured).length;
+    const head = `${n(overview.dlqs.length)} DLQ${overview.dlqs.length === 1 ? '' : 's'} on this broker, ${n(overview.total)} record(s) in all`;
+    $('overview-line').textContent = overview.discovery.supported
+      ? `${head} (${n(found)} found beside the ones named at start)${overview.discovery.note ? ` · ${overview.discovery.note}` : ''}`
+      : `${head} · ${overview.discovery.note ?? 'this broker cannot list its queues'}`;
+  } catch (error) {
+    $('overview-line').textContent = `The overview failed: ${(error as Error).message}`;
+  }
+}
+
+function wireFinding(): void {
+  $('group-clear').addEventListener('click', () => clearGroup());
+  window.addEventListener('hashchange', () => void openFromLink());
 }
 
 document.addEventListener('DOMContentLoaded', () => {

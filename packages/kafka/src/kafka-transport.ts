@@ -340,6 +340,12 @@ export class KafkaTransport implements Transport {
    * watermark minus the committed offset (or the log start). Offsets count
    * transaction markers too, so on a transactional topic this is an upper bound.
    */
+  /** The cluster's topics (`listTopics`), without Kafka's internal ones (`__consumer_offsets`, …). */
+  async listQueues(): Promise<string[]> {
+    const topics = await (await this.connection.admin()).listTopics();
+    return topics.filter((topic) => !topic.startsWith('__'));
+  }
+
   async depth(queue: string): Promise<number> {
     const ranges = await waitingRanges(await this.connection.admin(), queue, this.groupId);
     return ranges.reduce((sum, r) => sum + r.end - r.start, 0);

@@ -55,6 +55,13 @@ export class PulsarAdmin {
     return stats.subscriptions?.[subscription]?.msgBacklog ?? 0;
   }
 
+  /** The persistent topics of a namespace: full names (`persistent://tenant/namespace/local`). */
+  async topics(tenant: string, namespace: string): Promise<string[]> {
+    const res = await this.connection.request('GET', `/admin/v2/persistent/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}`);
+    if (res.status !== 200) throw new PulsarAdminError(res.status, `cannot list the topics of ${tenant}/${namespace} (HTTP ${res.status}): ${reasonOf(res.body)}`);
+    return JSON.parse(res.body.toString('utf8')) as string[];
+  }
+
   /** Acknowledges the subscription's whole backlog (a topic or subscription that does not exist has none). */
   async skipAll(topic: Topic, subscription: string): Promise<void> {
     const res = await this.connection.request('POST', `/admin/v2/${topicPath(topic)}/subscription/${encodeURIComponent(subscription)}/skip_all`);

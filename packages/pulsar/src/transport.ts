@@ -154,6 +154,13 @@ export class PulsarTransport implements Transport {
    * missing topic). Pulsar counts stored entries: a batch a batching producer
    * wrote counts once here, while {@link scan} reads each of its messages.
    */
+  /** The topics of the binding's tenant and namespace (the admin API), by local name; a partitioned topic once. */
+  async listQueues(): Promise<string[]> {
+    this.assertOpen();
+    const topics = await this.admin.topics(this.options.tenant, this.options.namespace);
+    return [...new Set(topics.map((name) => name.slice(name.lastIndexOf('/') + 1).replace(/-partition-\d+$/, '')))];
+  }
+
   async depth(queue: string): Promise<number> {
     this.assertOpen();
     return this.admin.backlog(this.topic(queue), this.options.subscription);

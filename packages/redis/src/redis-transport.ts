@@ -14,6 +14,7 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import { Cluster, type Redis } from 'ioredis';
 import { connect, DEFAULT_URL } from './connect.js';
 import { consumeLoop } from './consume/consume-loop.js';
 import type { Reserver } from './consume/reserver.js';
@@ -54,6 +55,8 @@ export class RedisTransport implements Transport {
   private readonly logger: Logger;
   private readonly reservers = new Set<Reserver>();
   private readonly retryAfter: number | null;
+  /** Zset layout: the key prefix in front of every key. */
+  private readonly keyPrefix: string;
   /** Aborted by `close()`, so running consume loops stop instead of retrying a closed connection. */
   private readonly closing = new AbortController();
   private closed = false;
@@ -70,6 +73,7 @@ export class RedisTransport implements Transport {
     this.rules = this.impl.rules;
     this.capabilities = this.impl.capabilities;
     this.retryAfter = resolved.retryAfter;
+    this.keyPrefix = resolved.prefix;
     const where = options.redis === undefined ? maskUrl(options.url ?? DEFAULT_URL) : 'a Redis client you passed';
     this.target = `${where} (${resolved.layout} layout${options.cluster === true ? ', cluster' : ''})`;
   }
@@ -164,6 +168,33 @@ export class RedisTransport implements Transport {
    */
   scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
     return this.impl.scan(queue, options);
+  }
+
+  /**
+   * The queues with a ready list: a `SCAN` (`TYPE list`) of every key, on
+   * every master of a cluster. Legacy: each list but the `:processing` ones
+   * (a `__bq_frame` list is named as the queue); zset: the `<prefix>queues:<name>`
+   * lists, prefix removed.
+   */
+  async listQueues(): Promise<string[]> {
+    const names = new Set<string>();
+    const zset = this.layout === 'zset';
+    const pattern = zset ? `${this.keyPrefix}queues:*` : '*';
+    const nodes: Redis[] = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'list');
+        cursor = next;
+        for (const key of keys) {
+          if (zset) {
+            const name = key.slice(`${this.keyPrefix}queues:`.length);
+            if (!name.endsWith(':notify')) names.add(name);
+          } else if (!key.endsWith(':processing')) names.add(key);
+        }
+      } while (cursor !== '0');
+    }
+    return [...names];
   }
 
   /** `LLEN` of `queue`'s ready list. */

@@ -1,4 +1,4 @@
-import type { Message } from '@aws-sdk/client-sqs';
+import { ListQueuesCommand, type Message } from '@aws-sdk/client-sqs';
 import {
   consoleLogger,
   pause,
@@ -174,6 +174,19 @@ export class SqsTransport implements Transport {
    * receive neither keeps an order nor leaves the receive count alone, so
    * tools read with {@link browse}.
    */
+  /** Every queue of the account and region (`ListQueues`, page by page), by name. */
+  async listQueues(): Promise<string[]> {
+    this.assertOpen();
+    const names: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.connection.client.send(new ListQueuesCommand({ MaxResults: 1000, ...(token !== undefined ? { NextToken: token } : {}) }));
+      for (const url of page.QueueUrls ?? []) names.push(url.slice(url.lastIndexOf('/') + 1));
+      token = page.NextToken;
+    } while (token !== undefined);
+    return names;
+  }
+
   async depth(queue: string): Promise<number> {
     this.assertOpen();
     return this.onQueue(queue, (info) => queueDepth(this.tools(), info), 0);

@@ -256,6 +256,14 @@ export interface Transport {
    */
   depth?(queue: string): Promise<number>;
   /**
+   * The names of the queues the broker holds now, as the binding names queues
+   * (a Kafka topic, an SQS queue's name, a Redis list's queue name), in no
+   * particular order. Optional: only brokers that can list their queues
+   * implement it (the DLQ console discovers every DLQ with it; RabbitMQ over
+   * AMQP 0-9-1, Artemis and Service Bus data-plane clients cannot list).
+   */
+  listQueues?(): Promise<string[]>;
+  /**
    * Removes one waiting record of `queue` whose body is `body` byte for byte;
    * resolves true if one was removed, false if none was there (already taken).
    * Optional: only brokers that can delete one record in place implement it

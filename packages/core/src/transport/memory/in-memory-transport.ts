@@ -137,6 +137,11 @@ export class InMemoryTransport implements Transport {
     return this.broker.stats(queue).ready;
   }
 
+  /** The queues the in-memory broker has seen. */
+  async listQueues(): Promise<string[]> {
+    return this.broker.queueNames();
+  }
+
   async remove(queue: string, body: Buffer): Promise<boolean> {
     return this.broker.removeReady(queue, body);
   }

@@ -1,0 +1,89 @@
+import { REDRIVE_BATCH_CEILING, type ScannedRecord } from '@babelqueue/core';
+import type { ActionContext, ActionItem, ActionResult } from './actions.js';
+import type { RecordFilter } from './filter.js';
+import { recordHash, summarize } from './records.js';
+import { select } from './search.js';
+import { takeChosen } from './take-chosen.js';
+
+/** Records a delete over a list broker removes per scan. */
+const CHUNK = 200;
+/** Items an answer lists. */
+const ITEMS_SHOWN = 200;
+/** The least wait of a drain for chosen records (as for chosen records in actions.ts). */
+const FIRST_DELIVERY_WAIT_MS = 10_000;
+
+/**
+ * Deletes every record that passes `filter` (a failure group, a search), up
+ * to the scan limit: on a broker with targeted removal, chunk by chunk as the
+ * scan finds them (`remove` of the exact bytes); elsewhere the matches found
+ * by one scan (at most the drain ceiling, 10,000) are taken and acknowledged,
+ * and the records taken ahead of them written back ({@link takeChosen}).
+ * `filter` must narrow: the API never sends an empty one here.
+ */
+export async function deleteMatching(ctx: ActionContext, dlq: string, filter: RecordFilter): Promise<ActionResult> {
+  const remove = ctx.transport.remove?.bind(ctx.transport);
+  const result: { -readonly [K in keyof ActionResult]: ActionResult[K] } & { items: ActionItem[] } = {
+    action: 'delete', dlq, method: remove !== undefined && ctx.source.mode === 'scan' ? 'remove' : 'drain', redriven: 0, deleted: 0, kept: 0, not_found: 0, items: [],
+  };
+  const note = (record: ScannedRecord, outcome: ActionItem['outcome'], why?: string) => {
+    if (outcome === 'deleted') result.deleted += 1;
+    else result.not_found += 1;
+    if (result.items.length >= ITEMS_SHOWN) return;
+    const summary = summarize(record);
+    result.items.push({ hash: summary.hash, message_id: summary.message_id, urn: summary.urn, outcome, ...(why !== undefined ? { note: why } : {}) });
+  };
+  let scanned = 0;
+  try {
+    if (result.method === 'remove' && remove !== undefined) {
+      // Scan a chunk of matches, remove them, go on from where the scan stopped less what left the list.
+      let from = 0;
+      for (;;) {
+        const chunk: ScannedRecord[] = [];
+        let end = true;
+        let next = from;
+        for await (const record of ctx.source.read(dlq, from)) {
+          if (chunk.length === CHUNK || scanned >= ctx.scanLimit) {
+            end = false;
+            break;
+          }
+          scanned += 1;
+          next = record.index + 1;
+          if (select(record, filter) !== undefined) chunk.push(record);
+        }
+        let removed = 0;
+        for (const record of chunk) {
+          if (await remove(dlq, record.body)) {
+            removed += 1;
+            note(record, 'deleted');
+          } else note(record, 'not-found', 'taken by someone else meanwhile');
+        }
+        if (end || scanned >= ctx.scanLimit) break;
+        from = next - removed;
+      }
+    } else {
+      const chosen: ScannedRecord[] = [];
+      for await (const record of ctx.source.read(dlq, 0)) {
+        if (scanned >= ctx.scanLimit || chosen.length >= REDRIVE_BATCH_CEILING) break;
+        scanned += 1;
+        if (select(record, filter) !== undefined) chosen.push(record);
+      }
+      if (chosen.length > 0) {
+        const wanted = new Map<string, number>();
+        for (const record of chosen) wanted.set(recordHash(record.body), (wanted.get(recordHash(record.body)) ?? 0) + 1);
+        const taken = await takeChosen(ctx.transport, dlq, wanted, { max: REDRIVE_BATCH_CEILING, idleMs: Math.max(ctx.idleMs, FIRST_DELIVERY_WAIT_MS) }, (delivery) => delivery.settle({ kind: 'ack' }));
+        const done = [...taken.done];
+        for (const record of chosen) {
+          const at = done.indexOf(recordHash(record.body));
+          if (at >= 0) done.splice(at, 1);
+          note(record, at >= 0 ? 'deleted' : 'not-found', at >= 0 ? undefined : 'not among the records taken');
+        }
+        if (taken.restored > 0) result.note = `${taken.restored} record(s) taken ahead of them were written back to the end of ${dlq}`;
+      }
+    }
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+  }
+  if (result.error === undefined && scanned >= ctx.scanLimit) result.note = `stopped after scanning ${scanned} records (the scan limit); run it again for more`;
+  ctx.logger.info({ dlq, action: 'delete', method: result.method, deleted: result.deleted, notFound: result.not_found, ...(result.error ? { error: result.error } : {}) }, 'console: delete matching');
+  return result;
+}
