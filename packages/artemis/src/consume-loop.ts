@@ -1,8 +1,8 @@
 import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type Delivery, Holds } from '@babelqueue/core/binding';
 import type { ConnectionManager } from './connection.js';
 import { ArtemisDelivery, type DeliveryContext } from './delivery.js';
-import { Holds } from './holds.js';
 import { queryMaxDeliveryAttempts } from './management.js';
 import type { ResolvedOptions } from './options.js';
 import type { Publisher } from './publisher.js';

@@ -1,17 +1,12 @@
 import type { Delivery as AmqpDelivery, Message as AmqpMessage } from 'rhea';
 import {
   DeadLetterWriteError,
-  nativeSchemaVersion,
-  projectArtemis,
-  reconcileArtemisAttempts,
-  recordProjection,
   withAttempts,
   type Decision,
-  type Delivery,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import type { Holds } from './holds.js';
+import { type Delivery, type Holds, nativeSchemaVersion, projectArtemis, reconcileArtemisAttempts, recordProjection } from '@babelqueue/core/binding';
 import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './projection.js';
 import type { Publisher } from './publisher.js';
 

@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   DeadLetterWriteError,
-  isVersionGated,
-  reconcileAsbAttempts,
-  recordProjection,
   withAttempts,
   type Decision,
-  type Delivery,
-  type EnvelopeProjection,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
+import {
+  isVersionGated,
+  reconcileAsbAttempts,
+  recordProjection,
+  type Delivery,
+  type EnvelopeProjection,
+} from '@babelqueue/core/binding';
 import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './projection.js';
 
 /** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */

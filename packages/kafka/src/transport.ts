@@ -1,23 +1,25 @@
 import {
   ConfigurationError,
-  connectWithin,
   DLQ_SUFFIX,
   dlqName,
-  outcomesOf,
-  projectKafka,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type PublishOutcome,
-  type RawPublishOptions,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  connectWithin,
+  outcomesOf,
+  projectKafka,
+  type BindingRules,
+  type Delivery,
+  type RawPublishOptions,
+} from '@babelqueue/core/binding';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaConnection, type KafkaConnectionOptions, type KafkaRecord } from './connection.js';
 import { describe, runConsumerLoop, type ConsumerTuning } from './consume-loop.js';

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { isConfigurationFailure, type PulsarConnection } from './connection.js';
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';

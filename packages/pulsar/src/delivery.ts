@@ -1,19 +1,21 @@
 import {
   CapabilityError,
   DeadLetterWriteError,
-  NO_PROJECTION,
-  nativeSchemaVersion,
   pause,
-  projectPulsar,
-  reconcilePulsarAttempts,
-  recordProjection,
   withAttempts,
-  type EnvelopeProjection,
   type Decision,
-  type Delivery,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
+import {
+  NO_PROJECTION,
+  nativeSchemaVersion,
+  projectPulsar,
+  reconcilePulsarAttempts,
+  recordProjection,
+  type EnvelopeProjection,
+  type Delivery,
+} from '@babelqueue/core/binding';
 import type { ConsumerCommand, ConsumerMessage } from './frames.js';
 import type { SubscriptionType } from './options.js';
 import type { Send } from './send.js';

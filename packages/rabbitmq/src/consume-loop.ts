@@ -1,9 +1,9 @@
 import type { Channel, Message } from 'amqplib';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type Delivery, Holds } from '@babelqueue/core/binding';
 import { Acker } from './acker.js';
 import type { ConnectionManager } from './connection.js';
 import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
-import { Holds } from './holds.js';
 import type { ResolvedOptions } from './options.js';
 import type { Publisher } from './publisher.js';
 import type { QueueDeclarer } from './queues.js';

@@ -1,10 +1,10 @@
 import type { Channel, Message } from 'amqplib';
 import type { Acker, AckTicket } from './acker.js';
-import { DeadLetterWriteError, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
+import { DeadLetterWriteError, withAttempts, type Decision, type HeaderValue, type Logger } from '@babelqueue/core';
+import { type Delivery, type Holds } from '@babelqueue/core/binding';
 import { plainHeaders, recordProperties } from './projection.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
-import type { Holds } from './holds.js';
 
 /** The channel deliveries arrived on, whether it is still open, and who acknowledges on it. */
 export interface Lane {

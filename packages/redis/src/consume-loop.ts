@@ -1,4 +1,5 @@
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { isFatal } from './errors.js';
 import { ackBatch, MAX_BATCH, readAhead } from './consume/read-ahead.js';
 import { NOTHING, type Reserved, type Reserver, type Want } from './consume/reserver.js';

@@ -1,11 +1,8 @@
 import {
-  connectWithin,
   consoleLogger,
   maskUrl,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type PublishOutcome,
@@ -14,6 +11,7 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import { connectWithin, type BindingRules, type Delivery } from '@babelqueue/core/binding';
 import { connect, DEFAULT_URL } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import type { Reserver } from './consume/reserver.js';

@@ -1,13 +1,11 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import { DeadLetterWriteError, type Decision, type Logger } from '@babelqueue/core';
 import {
-  DeadLetterWriteError,
   nativeSchemaVersion,
   reconcileSqsAttempts,
-  type Decision,
   type Delivery,
-  type Logger,
   type ReservationKeeper,
-} from '@babelqueue/core';
+} from '@babelqueue/core/binding';
 import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './projection.js';
 import { deadLetterOutgoing } from './dead-letter.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';

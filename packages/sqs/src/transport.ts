@@ -2,25 +2,27 @@ import type { Message } from '@aws-sdk/client-sqs';
 import {
   consoleLogger,
   pause,
-  projectSqs,
   reconnectDelayMs,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type OutgoingMessage,
   type PublishOutcome,
-  type RawPublishOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  projectSqs,
+  type BindingRules,
+  type Delivery,
+  type RawPublishOptions,
+} from '@babelqueue/core/binding';
 import { riderAttributes } from './projection.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './scan.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
-import { QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
+import { BROKER, QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
@@ -277,7 +279,7 @@ export class SqsTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new TransportClosedError();
+    if (this.closed) throw new TransportClosedError(BROKER);
   }
 
   /**

@@ -10,6 +10,7 @@ import {
   type ScanOptions,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import { SettleOnce } from '@babelqueue/core/binding';
 import { deadlineScore, nowSeconds } from '../clock.js';
 import { DelayedPublishUnsupportedError, slotGuard } from '../errors.js';
 import { frameValue, unframe } from '../projection.js';
@@ -23,7 +24,6 @@ import type { Layout } from './layout.js';
 import { removeFromList, scanList } from '../scan.js';
 import { publishInGroups } from '../publisher.js';
 import { redisRules } from '../rules.js';
-import { SettleOnce } from './settle-once.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 
 const RULES = redisRules('redis-legacy');

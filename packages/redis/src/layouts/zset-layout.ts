@@ -10,6 +10,7 @@ import {
   type ScanOptions,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import { SettleOnce } from '@babelqueue/core/binding';
 import { deadlineScore, dueScore, nowSeconds } from '../clock.js';
 import { duplicate } from '../connection.js';
 import { isFatal, slotGuard } from '../errors.js';
@@ -24,7 +25,6 @@ import type { Layout } from './layout.js';
 import { removeFromList, scanList } from '../scan.js';
 import { publishInGroups } from '../publisher.js';
 import { redisRules } from '../rules.js';
-import { SettleOnce } from './settle-once.js';
 
 const RULES = redisRules('redis-zset');
 
