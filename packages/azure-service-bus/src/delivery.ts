@@ -7,13 +7,7 @@ import {
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import {
-  isVersionGated,
-  reconcileAsbAttempts,
-  recordProjection,
-  type Delivery,
-  type EnvelopeProjection,
-} from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, type EnvelopeProjection, isVersionGated, reconcileAsbAttempts, recordProjection } from '@babelqueue/core/binding';
 import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './projection.js';
 
 /** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */
@@ -89,7 +83,7 @@ export class AsbDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     this.settled = true;
     switch (decision.kind) {
       case 'ack':

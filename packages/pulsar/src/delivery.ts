@@ -7,15 +7,7 @@ import {
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import {
-  NO_PROJECTION,
-  nativeSchemaVersion,
-  projectPulsar,
-  reconcilePulsarAttempts,
-  recordProjection,
-  type EnvelopeProjection,
-  type Delivery,
-} from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, type EnvelopeProjection, nativeSchemaVersion, NO_PROJECTION, projectPulsar, reconcilePulsarAttempts, recordProjection } from '@babelqueue/core/binding';
 import type { ConsumerCommand, ConsumerMessage } from './frames.js';
 import type { SubscriptionType } from './options.js';
 import type { Send } from './send.js';
@@ -92,7 +84,7 @@ export class PulsarDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     switch (decision.kind) {
       case 'ack':
       case 'drop':

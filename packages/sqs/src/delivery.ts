@@ -1,11 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { DeadLetterWriteError, type Decision, type Logger } from '@babelqueue/core';
-import {
-  nativeSchemaVersion,
-  reconcileSqsAttempts,
-  type Delivery,
-  type ReservationKeeper,
-} from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, nativeSchemaVersion, reconcileSqsAttempts, type ReservationKeeper } from '@babelqueue/core/binding';
 import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './projection.js';
 import { deadLetterOutgoing } from './dead-letter.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
@@ -83,7 +78,7 @@ export class SqsDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.state !== 'held') throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.state !== 'held') throw alreadySettled(this.queue);
     switch (decision.kind) {
       case 'ack':
       case 'drop':
