@@ -47,6 +47,7 @@ export { DeadLetterWriteError } from './transport/transport.js';
 // --- mechanics every binding needs ---
 export { alreadySettled, SettleOnce } from './binding/settle-once.js';
 export { Holds } from './binding/holds.js';
+export { DrainLimits } from './binding/drain-limits.js';
 export { maskUserInfo, redactCredentials, redactSecrets, urlSecret } from './binding/redact.js';
 export { failedOutcomes, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
 export { pullLoop } from './transport/pull-loop.js';
