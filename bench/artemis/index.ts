@@ -31,7 +31,8 @@
  * Three rounds, the side that goes first alternating, medians (bench/support).
  */
 import rhea, { type Connection, type EventContext, type Sender } from 'rhea';
-import { projectArtemis, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectArtemis } from '@babelqueue/core/binding';
 import { ArtemisTransport } from '@babelqueue/artemis';
 import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';

@@ -32,7 +32,8 @@
  * Prints a Report (bench/support/report.ts).
  */
 import { Kafka, Partitioners, logLevel, type EachBatchPayload } from 'kafkajs';
-import { createApp, EnvelopeCodec, projectKafka, silentLogger } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, silentLogger } from '@babelqueue/core';
+import { projectKafka } from '@babelqueue/core/binding';
 import { KafkaTransport } from '@babelqueue/kafka';
 import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, Span, timed, type Latency, type Sample } from '../support/measure.js';

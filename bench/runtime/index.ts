@@ -18,7 +18,8 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { isUtf8 } from 'node:buffer';
-import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type Delivery, type OutgoingMessage } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, InMemoryTransport, silentLogger, type OutgoingMessage } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { otelInstrumentation } from '@babelqueue/otel';
 import { median, round, timed, type Sample } from '../support/measure.js';
 import { printReport, throughputMeasurement, throughputOf } from '../support/report.js';

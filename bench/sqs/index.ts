@@ -44,7 +44,8 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { projectSqs, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectSqs } from '@babelqueue/core/binding';
 import { SqsTransport } from '@babelqueue/sqs';
 import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';

@@ -4,7 +4,8 @@
  * per message as the App does, on queues of the bench's own, with a bounded
  * number of sends in flight; the App side handles it with a no-op handler.
  */
-import { createApp, EnvelopeCodec, envelopeProjection, silentLogger, type App, type Transport } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, silentLogger, type App, type Transport } from '@babelqueue/core';
+import { envelopeProjection } from '@babelqueue/core/binding';
 
 export const URN = 'urn:babel:orders:created';
 export const DATA = { order_id: 1042, sku: 'ABC-123', qty: 2, note: 'café ☕' };

@@ -14,7 +14,8 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { silentLogger, sqsDlqName } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { sqsDlqName } from '@babelqueue/core/binding';
 import { parseSqsUrl, SqsTransport } from '@babelqueue/sqs';
 import { broker } from '../support/brokers.js';
 import { describeDifferential } from './support/driver.js';

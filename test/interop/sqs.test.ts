@@ -6,7 +6,8 @@
 // SDK reconciles it into the body it hands its handler).
 import assert from 'node:assert/strict';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { silentLogger, sqsDlqName } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { sqsDlqName } from '@babelqueue/core/binding';
 import { parseSqsUrl, SqsTransport } from '@babelqueue/sqs';
 import { broker } from '../support/brokers.js';
 import { describeInterop } from './support/scenarios.js';

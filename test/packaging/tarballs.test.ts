@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { PACKAGES } from '../support/packages.js';
+import { PACKAGES, SUBPATH_ENTRIES } from '../support/packages.js';
 
 const root = join(import.meta.dirname, '../..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -177,7 +177,7 @@ describe('npm run pack: tarballs a fresh project installs and uses', { skip }, (
   });
 
   test('every package loads with require and with import, with the same exports', async () => {
-    const names = JSON.stringify(packed.map((p) => p.name));
+    const names = JSON.stringify([...packed.map((p) => p.name), ...SUBPATH_ENTRIES.map(([name]) => name)]);
     const keys = 'Object.keys(m).filter((k) => k !== "default" && k !== "module.exports").sort()';
     writeFileSync(join(app, 'exports.cjs'), `const out = {};\nfor (const n of ${names}) { const m = require(n); out[n] = ${keys}; }\nconsole.log(JSON.stringify(out));\n`);
     writeFileSync(join(app, 'exports.mjs'), `const out = {};\nfor (const n of ${names}) { const m = await import(n); out[n] = ${keys}; }\nconsole.log(JSON.stringify(out));\n`);
@@ -185,11 +185,13 @@ describe('npm run pack: tarballs a fresh project installs and uses', { skip }, (
     const esm = JSON.parse(await ok(process.execPath, ['exports.mjs'], app)) as Record<string, string[]>;
     assert.deepEqual(cjs, esm);
     for (const [name, , symbol] of PACKAGES) assert.ok(cjs[name]?.includes(symbol), `${name} exports ${symbol}`);
+    for (const [name, , , symbol] of SUBPATH_ENTRIES) assert.ok(cjs[name]?.includes(symbol), `${name} exports ${symbol}`);
   });
 
   test('types resolve for import (.mts) and require (.cts), and are real types, not any', async () => {
     // `// @ts-expect-error` fails the check when the export is untyped (any).
-    const probe = PACKAGES.map(([name, , symbol], i) => `import { ${symbol} as s${i} } from '${name}';\n// @ts-expect-error typed\nexport const n${i}: number = s${i};\n`).join('');
+    const entries = [...PACKAGES, ...SUBPATH_ENTRIES.map(([name, dir, , symbol]) => [name, dir, symbol] as const)];
+    const probe = entries.map(([name, , symbol], i) => `import { ${symbol} as s${i} } from '${name}';\n// @ts-expect-error typed\nexport const n${i}: number = s${i};\n`).join('');
     writeFileSync(join(app, 'types.mts'), probe);
     writeFileSync(join(app, 'types.cts'), probe);
     await ok(process.execPath, [

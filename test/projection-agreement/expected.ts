@@ -1,4 +1,5 @@
-import { acceptsEnvelope, decodeEnvelope, envelopeProjection, type EnvelopeProjection } from '@babelqueue/core';
+import { acceptsEnvelope, decodeEnvelope } from '@babelqueue/core';
+import { envelopeProjection, type EnvelopeProjection } from '@babelqueue/core/binding';
 
 /** No field: what a body that is not an accepted envelope projects. */
 const NOTHING: EnvelopeProjection = {

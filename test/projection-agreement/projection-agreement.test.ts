@@ -26,7 +26,8 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createApp, dlqName, EnvelopeCodec, silentLogger, withAttempts, type App, type AppOptions, type BindingRules } from '@babelqueue/core';
+import { createApp, dlqName, EnvelopeCodec, silentLogger, withAttempts, type App, type AppOptions } from '@babelqueue/core';
+import { type BindingRules } from '@babelqueue/core/binding';
 import { bodySays, without } from './expected.js';
 import type { AgreementLab, AgreementRow, NativeRecord } from './row.js';
 

@@ -1,4 +1,5 @@
-import type { Decision, Delivery, Transport } from '@babelqueue/core';
+import type { Decision, Transport } from '@babelqueue/core';
+import type { Delivery } from '@babelqueue/core/binding';
 
 /** What the wrapper reports for every settlement. */
 export interface SettleHooks {

@@ -4,7 +4,8 @@
 // Every step that matters goes to the worker's ledger before it returns.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { createApp, type Decision, type Delivery } from '@babelqueue/core';
+import { createApp, type Decision } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { watchSettlements } from './chaos-transport.js';
 import { loadDriver } from './drivers/index.js';
 import { fileLogger } from './file-logger.js';

@@ -1,4 +1,5 @@
-import { EnvelopeCodec, envelopeProjection, type OutgoingMessage } from '@babelqueue/core';
+import { EnvelopeCodec, type OutgoingMessage } from '@babelqueue/core';
+import { envelopeProjection } from '@babelqueue/core/binding';
 
 /** Options of {@link outgoingBatch}. */
 export interface OutgoingBatchOptions {

@@ -22,3 +22,12 @@ export const PACKAGES: readonly (readonly [name: string, dir: string, symbol: st
   ['@babelqueue/console', 'console', 'startConsole'],
   ['babelqueue', 'cli', 'main'],
 ];
+
+/**
+ * Subpath entries beside a package's root (`exports` keys other than "."): the
+ * import name, the package's folder, the entry's file under dist/ and one
+ * function or class it exports. A new subpath export adds its row here.
+ */
+export const SUBPATH_ENTRIES: readonly (readonly [name: string, dir: string, file: string, symbol: string])[] = [
+  ['@babelqueue/core/binding', 'core', 'binding', 'SettleOnce'],
+];

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { EnvelopeCodec, type Delivery, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { EnvelopeCodec, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { within } from './until.js';
 
 /** A queue (topic) ready for the binding's `publishRaw`, and its clean-up. */

@@ -1,9 +1,9 @@
 import rhea, { type Connection, type ConnectionOptions, type Container, type EventContext } from 'rhea';
 import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import { redactCredentials } from '@babelqueue/core/binding';
 import { separateOutcomes } from './dispositions.js';
-import { ArtemisUnavailableError, TransportClosedError } from './errors.js';
+import { BROKER, BrokerUnavailableError, TransportClosedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
-import { redactCredentials } from './url.js';
 
 type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
 
@@ -68,11 +68,11 @@ export class ConnectionManager {
   /**
    * The open connection. With `wait`, waits through reconnects until one is open
    * (or the transport closes); without, gives the connection attempt in flight
-   * its chance and otherwise fails at once with {@link ArtemisUnavailableError}.
+   * its chance and otherwise fails at once with {@link BrokerUnavailableError}.
    */
   async open(wait: boolean): Promise<Connection> {
-    if (this.state === 'closed') throw new TransportClosedError();
-    if (this.state === 'failed') throw this.lastError ?? new ArtemisUnavailableError(`cannot connect to ${this.masked}`);
+    if (this.state === 'closed') throw new TransportClosedError(BROKER);
+    if (this.state === 'failed') throw this.lastError ?? new BrokerUnavailableError(BROKER, `cannot connect to ${this.masked}`);
     if (this.connection) return this.connection;
     if (this.state === 'idle') this.startAttempt();
     if (wait) return new Promise<Connection>((resolve, reject) => this.waiters.push({ resolve, reject }));
@@ -92,7 +92,7 @@ export class ConnectionManager {
     this.state = 'closed';
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.rejectWaiters(new TransportClosedError());
+    this.rejectWaiters(new TransportClosedError(BROKER));
     const connection = this.connection ?? (await this.attempt?.catch(() => undefined));
     this.connection = undefined;
     if (connection === undefined) return;
@@ -141,7 +141,7 @@ export class ConnectionManager {
       // rhea bounds nothing before the open: a broker that took the socket and never
       // answers would hold this attempt for good. Abandoned, it fails and is tried again.
       const timer = setTimeout(() => {
-        remoteError = new ArtemisUnavailableError(`no AMQP open from ${this.masked} within ${connectTimeoutMs} ms`);
+        remoteError = new BrokerUnavailableError(BROKER, `no AMQP open from ${this.masked} within ${connectTimeoutMs} ms`);
         abortSocket(connection);
       }, connectTimeoutMs);
       connection.on('connection_open', () => {
@@ -149,7 +149,7 @@ export class ConnectionManager {
         opened = true;
         if (this.state === 'closed') {
           connection.close();
-          reject(new TransportClosedError());
+          reject(new TransportClosedError(BROKER));
           return;
         }
         this.bind(connection);
@@ -224,8 +224,8 @@ export class ConnectionManager {
   }
 
   private unavailable(cause: unknown): Error {
-    if (cause instanceof ArtemisUnavailableError || cause instanceof TransportClosedError) return cause;
-    return new ArtemisUnavailableError(`Artemis at ${this.masked} is unavailable: ${this.redact(this.text(cause ?? 'not connected'))}`, {
+    if (cause instanceof BrokerUnavailableError || cause instanceof TransportClosedError) return cause;
+    return new BrokerUnavailableError(BROKER, `Artemis at ${this.masked} is unavailable: ${this.redact(this.text(cause ?? 'not connected'))}`, {
       cause,
     });
   }

@@ -1,8 +1,8 @@
 import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type Delivery, DrainLimits, Holds } from '@babelqueue/core/binding';
 import type { ConnectionManager } from './connection.js';
 import { ArtemisDelivery, type DeliveryContext } from './delivery.js';
-import { Holds } from './holds.js';
 import { queryMaxDeliveryAttempts } from './management.js';
 import type { ResolvedOptions } from './options.js';
 import type { Publisher } from './publisher.js';
@@ -36,10 +36,8 @@ export class ConsumeLoop {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly holds: Holds;
   private readonly context: { -readonly [K in keyof DeliveryContext]: DeliveryContext[K] };
-  private taken = 0;
-  private lastActivity = Date.now();
+  private readonly drain: DrainLimits;
   private stopping = false;
-  private idleTimer: NodeJS.Timeout | undefined;
   private readonly stopped: Promise<'stop'>;
   /** Aborts with `stopped`: ends a back-off pause at once. */
   private readonly stopController = new AbortController();
@@ -53,6 +51,7 @@ export class ConsumeLoop {
     private readonly limits: ConsumeOptions,
   ) {
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
+    this.drain = new DrainLimits(limits);
     this.holds = new Holds(deps.options.requeueDelayMs);
     this.context = {
       publisher: deps.publisher,
@@ -83,7 +82,7 @@ export class ConsumeLoop {
       await this.attachLoop();
     } finally {
       this.requestStop();
-      if (this.idleTimer) clearTimeout(this.idleTimer);
+      this.drain.disarm();
       for (const signal of signals) signal.removeEventListener('abort', onAbort);
       await Promise.allSettled(this.inFlight);
       this.holds.flush();
@@ -175,7 +174,7 @@ export class ConsumeLoop {
       amqp.release();
       return;
     }
-    this.taken += 1;
+    this.drain.taken += 1;
     this.hand(new ArtemisDelivery(this.queue, amqp, message, lane, this.context));
   }
 
@@ -183,9 +182,7 @@ export class ConsumeLoop {
   private grant(): void {
     const lane = this.lane;
     if (lane === undefined || lane.closed || this.stopping) return;
-    let room = this.concurrency - this.inFlight.size;
-    const max = this.limits.maxMessages;
-    if (max !== undefined) room = Math.min(room, max - this.taken);
+    const room = Math.min(this.concurrency - this.inFlight.size, this.drain.left());
     const add = room - lane.credit;
     if (add <= 0) return;
     lane.credit += add;
@@ -193,12 +190,11 @@ export class ConsumeLoop {
   }
 
   private limitReached(): boolean {
-    const max = this.limits.maxMessages;
-    return max !== undefined && this.taken >= max;
+    return this.drain.reached();
   }
 
   private hand(delivery: ArtemisDelivery): void {
-    this.lastActivity = Date.now();
+    this.drain.touch();
     const job: Promise<void> = this.onDelivery(delivery)
       .catch((error: unknown) => {
         this.deps.logger.error({ queue: this.queue, error: error instanceof Error ? error.message : String(error) }, 'delivery handler threw');
@@ -206,7 +202,7 @@ export class ConsumeLoop {
       .finally(() => {
         if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; releasing it');
         this.inFlight.delete(job);
-        this.lastActivity = Date.now();
+        this.drain.touch();
         if (this.limitReached() && this.inFlight.size === 0) this.requestStop();
         this.grant();
       });
@@ -215,13 +211,7 @@ export class ConsumeLoop {
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
   private armIdle(): void {
-    const idleMs = this.limits.idleMs;
-    if (idleMs === undefined || this.stopping) return;
-    const left = this.lastActivity + idleMs - Date.now();
-    this.idleTimer = setTimeout(() => {
-      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= idleMs) this.requestStop();
-      else this.armIdle();
-    }, Math.max(10, left));
+    this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
   }
 
   /** Detaches the link (its unsettled deliveries go back to the queue); bounded when the broker is gone. */

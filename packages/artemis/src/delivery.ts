@@ -1,18 +1,13 @@
 import type { Delivery as AmqpDelivery, Message as AmqpMessage } from 'rhea';
 import {
   DeadLetterWriteError,
-  nativeSchemaVersion,
-  projectArtemis,
-  reconcileArtemisAttempts,
-  recordProjection,
   withAttempts,
   type Decision,
-  type Delivery,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import type { Holds } from './holds.js';
-import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './message.js';
+import { alreadySettled, type Delivery, type Holds, nativeSchemaVersion, projectArtemis, reconcileArtemisAttempts, recordProjection } from '@babelqueue/core/binding';
+import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './projection.js';
 import type { Publisher } from './publisher.js';
 
 /** The receiving link deliveries arrived on, and whether it is still attached. */
@@ -82,7 +77,7 @@ export class ArtemisDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     if (this.lane.closed) {
       this.settled = true;
       this.context.logger.warn(
@@ -181,7 +176,7 @@ export class ArtemisDelivery implements Delivery {
   }
 
   private finish(what: string, act: () => void, already = false): void {
-    if (this.settled && !already) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled && !already) throw alreadySettled(this.queue);
     this.settled = true;
     if (this.lane.closed) return;
     try {

@@ -1,27 +1,27 @@
-/** The broker cannot be reached right now; nothing was sent. */
-export class ArtemisUnavailableError extends Error {
-  override readonly name = 'ArtemisUnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
+import { BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError } from '@babelqueue/core/binding';
+
+// Artemis has no error of its own: its failures are the core's error family
+// (`broker: "Artemis"`), so `instanceof` holds across brokers.
+
+/** The broker name this binding's errors carry. */
+export const BROKER = 'Artemis';
+
+export { BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError };
 
 /**
- * The broker did not accept a publish: it answered `rejected`, `released` or
- * `modified` instead of `accepted`, refused the link, or the connection closed
- * before the outcome arrived (then the message may or may not be on the queue).
+ * The broker cannot be reached right now; nothing was sent. The core's
+ * `BrokerUnavailableError` under the name this package exported before.
  */
-export class PublishNotAcceptedError extends Error {
-  override readonly name = 'PublishNotAcceptedError';
-  constructor(readonly queue: string, reason: string, options?: { cause?: unknown }) {
-    super(`publish to "${queue}" was not accepted by Artemis: ${reason}`, options);
-  }
-}
+export const ArtemisUnavailableError = BrokerUnavailableError;
+/** @see ArtemisUnavailableError */
+export type ArtemisUnavailableError = BrokerUnavailableError;
 
-/** The transport was closed; no further work is accepted. */
-export class TransportClosedError extends Error {
-  override readonly name = 'TransportClosedError';
-  constructor() {
-    super('the Artemis transport is closed');
-  }
-}
+/**
+ * The broker did not accept a publish (`rejected`, `released` or `modified`
+ * instead of `accepted`, a refused link, or a connection closed before the
+ * outcome). The core's `PublishNotConfirmedError` under the name this package
+ * exported before.
+ */
+export const PublishNotAcceptedError = PublishNotConfirmedError;
+/** @see PublishNotAcceptedError */
+export type PublishNotAcceptedError = PublishNotConfirmedError;

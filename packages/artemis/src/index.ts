@@ -1,6 +1,7 @@
 export { ArtemisTransport } from './transport.js';
 export type { ArtemisTransportOptions, ReconnectOptions } from './options.js';
-export { parseArtemisUrl, transportFromUrl } from './url.js';
+export { parseArtemisUrl } from './url.js';
+export { transportFromUrl } from './from-url.js';
 export type { ArtemisEndpoint } from './url.js';
 export { ArtemisUnavailableError, PublishNotAcceptedError, TransportClosedError } from './errors.js';
 export { ARTEMIS_CAPABILITIES, ARTEMIS_RULES } from './rules.js';
@@ -11,4 +12,4 @@ export {
   DELIVERY_TIME_ANNOTATION,
   JMS_TYPE_ANNOTATION,
   SCHEMA_VERSION_PROPERTY,
-} from './message.js';
+} from './projection.js';

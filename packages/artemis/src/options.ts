@@ -28,7 +28,7 @@ export interface ArtemisTransportOptions {
   readonly reconnect?: ReconnectOptions;
   /**
    * What `publish` does while the connection is down: `fail` (default) rejects at
-   * once with {@link ArtemisUnavailableError}; `wait` waits for the reconnect and
+   * once with {@link BrokerUnavailableError}; `wait` waits for the reconnect and
    * sends again a publish whose outcome was lost with the connection (the message
    * may then arrive twice: at-least-once).
    */

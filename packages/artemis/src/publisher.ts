@@ -1,7 +1,7 @@
 import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Sender } from 'rhea';
 import type { Logger } from '@babelqueue/core';
 import type { ConnectionManager } from './connection.js';
-import { ArtemisUnavailableError, PublishNotAcceptedError, TransportClosedError } from './errors.js';
+import { BROKER, BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError } from './errors.js';
 
 /** A send waiting for its outcome: settled with undefined once accepted, else with the reason. */
 interface Pending {
@@ -86,7 +86,7 @@ export class Publisher {
       try {
         slot.pending.set(slot.sender.send(messages[index]!), new BatchSend(batch, index));
       } catch (cause) {
-        batch.settle(index, new PublishNotAcceptedError(queue, 'the message could not be encoded', { cause }));
+        batch.settle(index, new PublishNotConfirmedError(BROKER, queue, 'the message could not be encoded', { cause }));
       }
     }
     if (batch.done()) return;
@@ -98,7 +98,7 @@ export class Publisher {
         if (batch.settled(index)) continue;
         const queue = queues[index]!;
         const slot = sentOn.get(index)!;
-        this.drop(queue, slot, new PublishNotAcceptedError(queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
+        this.drop(queue, slot, new PublishNotConfirmedError(BROKER, queue, `no outcome within ${this.timeoutMs} ms (no credit: is the address full?)`));
         slot.sender.close();
       }
     }, this.timeoutMs);
@@ -121,7 +121,7 @@ export class Publisher {
       const pending = slot.pending.get(delivery);
       if (pending === undefined) return;
       slot.pending.delete(delivery);
-      pending.settle(outcome === 'accepted' ? undefined : new PublishNotAcceptedError(queue, describeOutcome(outcome, delivery)));
+      pending.settle(outcome === 'accepted' ? undefined : new PublishNotConfirmedError(BROKER, queue, describeOutcome(outcome, delivery)));
     };
     sender.on('accepted', (context: EventContext) => settle(context, 'accepted'));
     sender.on('rejected', (context: EventContext) => settle(context, 'rejected'));
@@ -134,7 +134,7 @@ export class Publisher {
     sender.on('sender_close', (context: EventContext) => {
       const error = context.sender?.error as { condition?: string; description?: string } | undefined;
       const why = error ? `the broker refused the link (${[error.condition, error.description].filter(Boolean).join(': ')})` : 'the sending link closed';
-      this.drop(queue, slot, new PublishNotAcceptedError(queue, why));
+      this.drop(queue, slot, new PublishNotConfirmedError(BROKER, queue, why));
     });
     this.slots.set(queue, slot);
     return slot;
@@ -145,7 +145,7 @@ export class Publisher {
     if (this.watched.has(connection)) return;
     this.watched.add(connection);
     void this.connection.lost(connection).then(() => {
-      const error = new ArtemisUnavailableError('the connection was lost before the broker settled the publish; it may or may not be on the queue');
+      const error = new BrokerUnavailableError(BROKER, 'the connection was lost before the broker settled the publish; it may or may not be on the queue');
       for (const [queue, slot] of this.slots) {
         if (slot.sender.connection === connection) this.drop(queue, slot, error);
       }
@@ -161,7 +161,7 @@ export class Publisher {
 
   /** Fails every send still waiting (the transport is closing). */
   close(): void {
-    for (const [queue, slot] of this.slots) this.drop(queue, slot, new TransportClosedError());
+    for (const [queue, slot] of this.slots) this.drop(queue, slot, new TransportClosedError(BROKER));
   }
 }
 
@@ -219,5 +219,5 @@ function describeOutcome(outcome: 'rejected' | 'released', delivery: AmqpDeliver
 /** A failure that a reconnect cures (the publish itself was fine). */
 function isConnectionLoss(error: unknown): boolean {
   if (error instanceof TransportClosedError) return false;
-  return error instanceof ArtemisUnavailableError;
+  return error instanceof BrokerUnavailableError;
 }

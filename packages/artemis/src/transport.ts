@@ -1,16 +1,10 @@
 import {
   acceptsEnvelope,
-  connectWithin,
   consoleLogger,
   decodeEnvelope,
-  envelopeProjection,
   maskUrl,
-  projectArtemis,
-  outcomesOf,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type OutgoingMessage,
   type PublishOutcome,
   type ScannedRecord,
@@ -18,12 +12,20 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  connectWithin,
+  envelopeProjection,
+  projectArtemis,
+  outcomesOf,
+  type BindingRules,
+  type Delivery,
+} from '@babelqueue/core/binding';
 import type { Message as AmqpMessage } from 'rhea';
-import { browseQueue, countByBrowsing, purgeQueue, scanQueue } from './browse.js';
+import { browseQueue, countByBrowsing, purgeQueue, scanQueue } from './scan.js';
 import { ConnectionManager } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
-import { TransportClosedError } from './errors.js';
-import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './message.js';
+import { BROKER, TransportClosedError } from './errors.js';
+import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './projection.js';
 import { resolveOptions, type ArtemisTransportOptions, type ResolvedOptions } from './options.js';
 import { Publisher } from './publisher.js';
 import { ARTEMIS_CAPABILITIES, ARTEMIS_RULES } from './rules.js';
@@ -184,6 +186,6 @@ export class ArtemisTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError();
+    if (this.closing) throw new TransportClosedError(BROKER);
   }
 }

@@ -1,7 +1,4 @@
-import type { Transport } from '@babelqueue/core';
 import { ConfigurationError, maskUrl } from '@babelqueue/core';
-import type { ArtemisTransportOptions } from './options.js';
-import { ArtemisTransport } from './transport.js';
 
 /** Where and how to connect, read from the URL. */
 export interface ArtemisEndpoint {
@@ -48,27 +45,6 @@ export function parseArtemisUrl(url: string): ArtemisEndpoint {
   if (parsed.username !== '') endpoint.username = decode(parsed.username);
   if (parsed.password !== '') endpoint.password = decode(parsed.password);
   return endpoint;
-}
-
-/**
- * Builds an {@link ArtemisTransport} from a URL; the core's `transportFromUrl`
- * registry calls this for `artemis://` and `artemis+ssl://`. Options other than
- * the URL keep their defaults unless given.
- */
-export function transportFromUrl(url: string | URL, options: Omit<ArtemisTransportOptions, 'url'> = {}): Transport {
-  return new ArtemisTransport({ ...options, url: typeof url === 'string' ? url : url.href });
-}
-
-/** Replaces the URL's password (or a lone user-info token) wherever it occurs in `text`. */
-export function redactCredentials(text: string, url: string): string {
-  let endpoint: ArtemisEndpoint;
-  try {
-    endpoint = parseArtemisUrl(url);
-  } catch {
-    return text;
-  }
-  const secret = endpoint.password ?? endpoint.username ?? '';
-  return secret === '' ? text : text.split(secret).join('***');
 }
 
 function decode(value: string): string {

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { createApp, EnvelopeCodec, envelopeProjection, silentLogger, type Envelope } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, silentLogger, type Envelope } from '@babelqueue/core';
+import { envelopeProjection } from '@babelqueue/core/binding';
 import { ArtemisTransport } from '@babelqueue/artemis';
 import { artemis, artemisUrl, Raw, uniqueQueue } from './support/artemis.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import rhea, { type Message as AmqpMessage } from 'rhea';
-import { createApp, projectArtemis, recordProjection, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { projectArtemis, recordProjection } from '@babelqueue/core/binding';
 import { ArtemisTransport, type ArtemisTransportOptions } from '@babelqueue/artemis';
 import { artemis, artemisUrl, captureLogger, envelope, Raw, uniqueQueue } from './support/artemis.js';
 

@@ -1,11 +1,5 @@
-import {
-  DeadLetterWriteError,
-  nativeSchemaVersion,
-  reconcileSqsAttempts,
-  type Decision,
-  type Delivery,
-  type Logger,
-} from '@babelqueue/core';
+import { DeadLetterWriteError, type Decision, type Logger } from '@babelqueue/core';
+import { nativeSchemaVersion, reconcileSqsAttempts, type Delivery } from '@babelqueue/core/binding';
 import { MAX_VISIBILITY_SECONDS, type SqsTransport } from '@babelqueue/sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { headersOfRecord, messageOfRecord } from './record.js';

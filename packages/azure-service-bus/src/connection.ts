@@ -1,6 +1,6 @@
 import { ServiceBusClient, type ServiceBusSender, type TokenCredential } from '@azure/service-bus';
 import { ConfigurationError } from '@babelqueue/core';
-import { TransportClosedError } from './errors.js';
+import { BROKER, TransportClosedError } from './errors.js';
 import type { AzureServiceBusTransportOptions } from './options.js';
 import type { AsbAddress } from './url.js';
 
@@ -23,7 +23,7 @@ export class Connection {
 
   /** The client, created on first use. */
   get(): Promise<ServiceBusClient> {
-    if (this.closed) return Promise.reject(new TransportClosedError());
+    if (this.closed) return Promise.reject(new TransportClosedError(BROKER));
     this.client ??= this.create();
     return this.client;
   }

@@ -1,13 +1,12 @@
 import type { ServiceBusReceivedMessage, ServiceBusReceiver } from '@azure/service-bus';
 import {
   pause,
-  pullLoop,
   reconnectDelayMs,
   type ConsumeOptions,
-  type Delivery,
   type Logger,
   type ResolvedReconnectBackoff,
 } from '@babelqueue/core';
+import { pullLoop, type Delivery } from '@babelqueue/core/binding';
 import { describeError, isTransient } from './errors.js';
 
 /** Pauses after consecutive failed receives while the connection comes back: 100 ms doubling, at most 5 s. */

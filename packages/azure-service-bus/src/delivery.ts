@@ -2,17 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
   DeadLetterWriteError,
-  isVersionGated,
-  reconcileAsbAttempts,
-  recordProjection,
   withAttempts,
   type Decision,
-  type Delivery,
-  type EnvelopeProjection,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './properties.js';
+import { alreadySettled, type Delivery, type EnvelopeProjection, isVersionGated, reconcileAsbAttempts, recordProjection } from '@babelqueue/core/binding';
+import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './projection.js';
 
 /** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */
 export const VERSION_GATE_REASON = 'unsupported schema version';
@@ -87,7 +83,7 @@ export class AsbDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     this.settled = true;
     switch (decision.kind) {
       case 'ack':

@@ -1,12 +1,10 @@
 import { getSystemErrorName } from 'node:util';
+import { TransportClosedError } from '@babelqueue/core/binding';
 
-/** The transport was closed; no further work is accepted. */
-export class TransportClosedError extends Error {
-  override readonly name = 'TransportClosedError';
-  constructor() {
-    super('the Azure Service Bus transport is closed');
-  }
-}
+/** The broker name this binding's errors carry. */
+export const BROKER = 'Azure Service Bus';
+
+export { TransportClosedError };
 
 /** Socket errors that mean "nothing answers at that address (yet)". */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);

@@ -1,5 +1,6 @@
 import type { ServiceBusClient, TokenCredential } from '@azure/service-bus';
-import { ConfigurationError, consoleLogger, type EnvelopeProjection, type Logger } from '@babelqueue/core';
+import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
+import { type EnvelopeProjection } from '@babelqueue/core/binding';
 
 /** What a {@link AzureServiceBusTransportOptions.sessionId} function is given: the message about to be sent. */
 export interface SessionSource {

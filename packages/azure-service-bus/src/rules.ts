@@ -1,4 +1,5 @@
-import type { BindingRules, TransportCapabilities } from '@babelqueue/core';
+import type { TransportCapabilities } from '@babelqueue/core';
+import type { BindingRules } from '@babelqueue/core/binding';
 
 /**
  * Azure Service Bus's settlement rules (seed 000, "Azure Service Bus"): with

@@ -1,5 +1,6 @@
 import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusSessionReceiver } from '@azure/service-bus';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { describeError, isTransient } from './errors.js';
 
 /** Pauses after consecutive failed accepts or receives: 100 ms doubling, at most 5 s. */

@@ -1,15 +1,10 @@
 import { isServiceBusError, type ServiceBusClient, type ServiceBusMessage, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import {
-  failedOutcomes,
   ConfigurationError,
-  connectWithin,
   pause,
   reconnectDelayMs,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
-  type EnvelopeProjection,
   type OutgoingMessage,
   type PublishOutcome,
   type ResolvedReconnectBackoff,
@@ -18,13 +13,20 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  failedOutcomes,
+  connectWithin,
+  type BindingRules,
+  type Delivery,
+  type EnvelopeProjection,
+} from '@babelqueue/core/binding';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
-import { isUnreachable, TransportClosedError } from './errors.js';
+import { BROKER, isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
-import { countByPeeking, peekQueue, sessionIdsOf } from './peek.js';
-import { toServiceBusMessage, type Placement } from './properties.js';
+import { countByPeeking, peekQueue, sessionIdsOf } from './scan.js';
+import { toServiceBusMessage, type Placement } from './projection.js';
 import { sessionLoop } from './session-loop.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
@@ -329,6 +331,6 @@ export class AzureServiceBusTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closing !== undefined) throw new TransportClosedError();
+    if (this.closing !== undefined) throw new TransportClosedError(BROKER);
   }
 }

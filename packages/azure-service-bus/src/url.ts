@@ -1,6 +1,4 @@
-import { ConfigurationError, maskUrl, type Transport } from '@babelqueue/core';
-import type { AzureServiceBusTransportOptions } from './options.js';
-import { AzureServiceBusTransport } from './transport.js';
+import { ConfigurationError, maskUrl } from '@babelqueue/core';
 
 /** The URL schemes the Python SDK accepts for Service Bus. */
 export const ASB_SCHEMES = ['sb:', 'servicebus:', 'azureservicebus:'] as const;
@@ -59,11 +57,3 @@ export function describeAddress(address: AsbAddress): string {
     : `sb://${address.fullyQualifiedNamespace} (token credential)`;
 }
 
-/**
- * Builds an {@link AzureServiceBusTransport} from an `sb://` URL or a
- * connection string; the core's `transportFromUrl` registry calls this for
- * `sb://`, `servicebus://` and `azureservicebus://`.
- */
-export function transportFromUrl(url: string | URL, options: Omit<AzureServiceBusTransportOptions, 'url' | 'connectionString'> = {}): Transport {
-  return new AzureServiceBusTransport({ ...options, url: typeof url === 'string' ? url : url.href });
-}

@@ -3,7 +3,8 @@
 // the same official client.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Delivery, type Message } from '@babelqueue/core';
+import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { AzureServiceBusTransport, POISON_REASON, VERSION_GATE_REASON } from '@babelqueue/azure-service-bus';
 import { asb, bytesOf, captureLogger, configureQueue, envelope, isStandIn, peekWire, Raw, uniqueQueue } from './support/lab.js';
 import { until } from '../../../test/support/until.js';

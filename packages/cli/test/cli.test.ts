@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { InMemoryTransport, registerTransport, transportFromUrl, type Transport } from '@babelqueue/core';
+import { InMemoryTransport, transportFromUrl, type Transport } from '@babelqueue/core';
+import { registerTransport } from '@babelqueue/core/binding';
 import { main, type CliIo } from 'babelqueue';
 import { jsonLines, memoryUrl, run } from './support/capture.js';
 

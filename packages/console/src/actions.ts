@@ -1,4 +1,5 @@
-import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { type RawPublishOptions } from '@babelqueue/core/binding';
 import type { InterruptedAction, Journal } from './journal.js';
 import type { RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';

@@ -1,4 +1,5 @@
-import { drainQueue, type Delivery, type Transport } from '@babelqueue/core';
+import { drainQueue, type Transport } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { recordHash } from './records.js';
 import { ridersOf } from './redrive-plan.js';
 

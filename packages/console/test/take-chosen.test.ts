@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InMemoryTransport, type ConsumeOptions, type Delivery, type RawPublishOptions } from '@babelqueue/core';
+import { InMemoryTransport, type ConsumeOptions } from '@babelqueue/core';
+import { type Delivery, type RawPublishOptions } from '@babelqueue/core/binding';
 import { recordHash } from '../src/records.js';
 import { takeChosen } from '../src/take-chosen.js';
 

@@ -38,50 +38,37 @@ export {
   CountedReadError,
   HandlerTimeoutError,
   ShutdownError,
-  UnknownUrnError,
   UnrecoverableError,
 } from './runtime/errors.js';
-export { decide } from './settlement/policy.js';
 export { UnknownUrnStrategy, isUnknownUrnStrategy } from './settlement/unknown-urn-strategy.js';
 export type { UnknownUrnStrategyValue } from './settlement/unknown-urn-strategy.js';
-export type { PolicyInput } from './settlement/policy.js';
 export type { PolicyConfig, RetryBackoff } from './settlement/policy-config.js';
 export type { Outcome } from './settlement/outcome.js';
 export type { Verdict } from './settlement/verdict.js';
 export type { Decision, DeadLetterReason, RetryRule } from './settlement/decision.js';
-export type { BindingRules } from './settlement/binding-rules.js';
 export { DeadLetterWriteError } from './transport/transport.js';
+export { BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError } from './transport/errors.js';
+export type { BabelQueueErrorOptions } from './runtime/errors.js';
 export type {
   BrowseOptions,
   ConnectOptions,
   ConsumeOptions,
-  Delivery,
-  EnvelopeProjection,
   HeaderValue,
   OutgoingMessage,
   PublishOutcome,
-  RawPublishOptions,
   ScannedRecord,
   ScanOptions,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';
-export { failedOutcomes, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
-export { pullLoop } from './transport/pull-loop.js';
-export { connectWithin } from './transport/connect-within.js';
-export type { ConnectAttempt } from './transport/connect-within.js';
 export { DEFAULT_RECONNECT_BACKOFF, reconnectDelayMs, resolveReconnectBackoff } from './transport/reconnect-backoff.js';
 export type { ReconnectBackoff, ResolvedReconnectBackoff } from './transport/reconnect-backoff.js';
 export { pause } from './transport/pause.js';
-export { ReservationKeeper } from './transport/reservation-keeper.js';
-export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
-export type { Fetch } from './transport/pull-loop.js';
 export { InMemoryTransport } from './transport/memory/in-memory-transport.js';
+export { maskUrl, transportFromUrl } from './transport/registry.js';
 export type { InMemoryTransportOptions } from './transport/memory/in-memory-transport.js';
 export { MemoryBroker } from './transport/memory/memory-broker.js';
 export type { StoredMessage } from './transport/memory/memory-broker.js';
-export { maskUrl, registerTransport, transportFromUrl } from './transport/registry.js';
-export type { TransportFactory } from './transport/registry.js';
 
 // --- envelope codec, validation, dead-letter records, lossless re-emit, retry, projections ---
 export { EnvelopeCodec } from './envelope/codec.js';
@@ -110,36 +97,11 @@ export { deadLetterBlock, describeError, DEAD_LETTER_REASONS } from './dead-lett
 export type { DeadLetterBlockInput } from './dead-letter/block.js';
 export { poisonRecord } from './dead-letter/poison.js';
 export type { PoisonRecordOptions } from './dead-letter/poison.js';
-export { dlqName, sqsDlqName, DLQ_SUFFIX, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';
+export { dlqName, DLQ_SUFFIX } from './dead-letter/naming.js';
 export type { DlqNameOptions } from './dead-letter/naming.js';
 export { reemit, withAttempts, withDeadLetter, withoutDeadLetter } from './reemit/edit.js';
 export type { ReemitEdits } from './reemit/edit.js';
 export { DEFAULT_RETRY_BACKOFF, resolveRetryBackoff, retryDelayMs } from './retry/backoff.js';
-export {
-  bodyAttempts,
-  reconcileArtemisAttempts,
-  reconcileAsbAttempts,
-  reconcileJmsAttempts,
-  reconcileKafkaAttempts,
-  reconcilePulsarAttempts,
-  reconcileSqsAttempts,
-} from './retry/reconcile.js';
-export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
-export { envelopeProjection } from './projection/source.js';
-export { NO_PROJECTION, recordProjection } from './projection/record.js';
-export type { ProjectionSource, Riders } from './projection/source.js';
-export { projectRabbitMq } from './projection/rabbitmq.js';
-export type { RabbitMqProjection } from './projection/rabbitmq.js';
-export { projectSqs, SQS_MAX_ATTRIBUTES } from './projection/sqs.js';
-export type { SqsAttribute } from './projection/sqs.js';
-export { projectAsb } from './projection/asb.js';
-export type { AsbProjection } from './projection/asb.js';
-export { projectPulsar } from './projection/pulsar.js';
-export { projectKafka } from './projection/kafka.js';
-export type { KafkaProjection } from './projection/kafka.js';
-export { projectArtemis } from './projection/artemis.js';
-export type { ArtemisProjection } from './projection/artemis.js';
-export { isVersionGated, nativeSchemaVersion } from './projection/version-gate.js';
 export { SchemaValidator, SchemaViolationError } from './schema/schema-validator.js';
 export type { SchemaValidatorApi, SchemaViolation, SchemaViolationReason } from './schema/schema-validator.js';
 export { idempotent, MemoryIdempotencyStore } from './idempotency/idempotent.js';

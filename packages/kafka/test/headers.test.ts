@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { projectKafka } from '@babelqueue/core';
+import { projectKafka } from '@babelqueue/core/binding';
 import { kafkaAttempts, kafkaSchemaVersion } from '../src/index.js';
-import { deliveryHeaders, editHeaders, headerText } from '../src/headers.js';
+import { deliveryHeaders, editHeaders, headerText } from '../src/projection.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { createApp, envelopeProjection, silentLogger, type Envelope } from '@babelqueue/core';
+import { createApp, silentLogger, type Envelope } from '@babelqueue/core';
+import { envelopeProjection } from '@babelqueue/core/binding';
 import { Lab, kafka, text } from './support/kafka-lab.js';
 
 // Our own copy of the conformance suite's order-created envelope (the manifest's projection is built from it).

@@ -1,4 +1,5 @@
-import { EnvelopeCodec, envelopeProjection, type Logger, type Transport } from '@babelqueue/core';
+import { EnvelopeCodec, type Logger, type Transport } from '@babelqueue/core';
+import { envelopeProjection } from '@babelqueue/core/binding';
 import type { OutboxStore } from './store.js';
 
 /** Sends one stored body to `queue`; resolves once the broker has it. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import WebSocket from 'ws';
-import { PulsarRefusedError, PulsarUnavailableError } from './errors.js';
+import { BROKER, BrokerUnavailableError, PulsarRefusedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
 /** An HTTP answer of the web service. */
@@ -46,7 +46,7 @@ export class PulsarConnection {
   /**
    * Opens a WebSocket of the WebSocket API. Resolves once it is open; rejects
    * with a {@link PulsarRefusedError} naming the HTTP status when the upgrade
-   * is refused, or a {@link PulsarUnavailableError} when the web service cannot
+   * is refused, or a {@link BrokerUnavailableError} when the web service cannot
    * be reached. The socket is pinged while it lives.
    */
   async openSocket(path: string, query: Readonly<Record<string, string>> = {}): Promise<WebSocket> {
@@ -71,12 +71,12 @@ export class PulsarConnection {
         heartbeat(ws);
         resolve(ws);
       });
-      const onError = (error: Error) => fail(new PulsarUnavailableError(`Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error }));
+      const onError = (error: Error) => fail(new BrokerUnavailableError(BROKER, `Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error }));
       ws.once('error', onError);
       ws.once('unexpected-response', (_request, response: IncomingMessage) => {
         readBody(response).then((body) => {
           fail(new PulsarRefusedError(response.statusCode ?? 0, `Pulsar refused ${path} (HTTP ${response.statusCode}): ${reasonOf(body)}`));
-        }, (error: Error) => fail(new PulsarUnavailableError(error.message, { cause: error })));
+        }, (error: Error) => fail(new BrokerUnavailableError(BROKER, error.message, { cause: error })));
       });
     });
   }
@@ -97,7 +97,7 @@ export class PulsarConnection {
         readBody(res).then((data) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }), reject);
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (error) => reject(new PulsarUnavailableError(`Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error })));
+      req.on('error', (error) => reject(new BrokerUnavailableError(BROKER, `Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error })));
       req.end(payload);
     });
   }

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type Delivery, DrainLimits } from '@babelqueue/core/binding';
 import { isConfigurationFailure, type PulsarConnection } from './connection.js';
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
@@ -33,9 +34,7 @@ export class ConsumeLoop {
   private socket: WebSocket | undefined;
   /** Permits granted on the current socket and not yet used. */
   private outstanding = 0;
-  private taken = 0;
-  private lastActivity = Date.now();
-  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly drain: DrainLimits;
 
   constructor(
     private readonly deps: LoopDeps,
@@ -45,6 +44,7 @@ export class ConsumeLoop {
     private readonly limits: ConsumeOptions,
   ) {
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
+    this.drain = new DrainLimits(limits);
     this.context = {
       subscriptionType: deps.options.subscriptionType,
       send: (queue, message) => deps.send(queue, message),
@@ -67,7 +67,7 @@ export class ConsumeLoop {
       await this.loop();
     } finally {
       this.requestStop();
-      if (this.idleTimer) clearTimeout(this.idleTimer);
+      this.drain.disarm();
       for (const signal of signals) signal.removeEventListener('abort', onAbort);
       // In-flight deliveries settle on the socket before it closes.
       await Promise.allSettled(this.inFlight.values());
@@ -144,8 +144,8 @@ export class ConsumeLoop {
       return;
     }
     if (this.stopping || this.limitReached()) return; // left unacknowledged: redelivered once the socket closes
-    this.taken += 1;
-    this.lastActivity = Date.now();
+    this.drain.taken += 1;
+    this.drain.touch();
     const delivery = new PulsarDelivery(this.queue, frame as ConsumerMessage, this.context);
     const job: Promise<void> = this.onDelivery(delivery)
       .catch((error: unknown) => {
@@ -154,7 +154,7 @@ export class ConsumeLoop {
       .finally(() => {
         if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; negatively acknowledged it');
         this.inFlight.delete(delivery.messageId);
-        this.lastActivity = Date.now();
+        this.drain.touch();
         if (this.limitReached() && this.inFlight.size === 0) this.requestStop();
         this.grant();
       });
@@ -164,9 +164,7 @@ export class ConsumeLoop {
   /** Tops the permits up to the free slots (and what is left of `maxMessages`). */
   private grant(): void {
     if (this.stopping) return;
-    let want = this.concurrency - this.inFlight.size - this.outstanding;
-    const max = this.limits.maxMessages;
-    if (max !== undefined) want = Math.min(want, max - this.taken - this.outstanding);
+    const want = Math.min(this.concurrency - this.inFlight.size, this.drain.left()) - this.outstanding;
     if (want <= 0) return;
     if (this.command({ type: 'permit', permitMessages: want })) this.outstanding += want;
   }
@@ -179,8 +177,7 @@ export class ConsumeLoop {
   }
 
   private limitReached(): boolean {
-    const max = this.limits.maxMessages;
-    return max !== undefined && this.taken >= max;
+    return this.drain.reached();
   }
 
   private path(): string {
@@ -200,13 +197,7 @@ export class ConsumeLoop {
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
   private armIdle(): void {
-    const idleMs = this.limits.idleMs;
-    if (idleMs === undefined || this.stopping) return;
-    const left = this.lastActivity + idleMs - Date.now();
-    this.idleTimer = setTimeout(() => {
-      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= idleMs) this.requestStop();
-      else this.armIdle();
-    }, Math.max(10, left));
+    this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
   }
 
   private stopped(): Promise<'stop'> {

@@ -1,23 +1,17 @@
 import {
   CapabilityError,
   DeadLetterWriteError,
-  NO_PROJECTION,
-  nativeSchemaVersion,
   pause,
-  projectPulsar,
-  reconcilePulsarAttempts,
-  recordProjection,
   withAttempts,
-  type EnvelopeProjection,
   type Decision,
-  type Delivery,
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
+import { alreadySettled, type Delivery, type EnvelopeProjection, nativeSchemaVersion, NO_PROJECTION, projectPulsar, reconcilePulsarAttempts, recordProjection } from '@babelqueue/core/binding';
 import type { ConsumerCommand, ConsumerMessage } from './frames.js';
 import type { SubscriptionType } from './options.js';
 import type { Send } from './send.js';
-import { editProperties, PulsarProperty } from './properties.js';
+import { editProperties, PulsarProperty } from './projection.js';
 
 /** What a delivery needs from its consume loop. */
 export interface DeliveryContext {
@@ -90,7 +84,7 @@ export class PulsarDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     switch (decision.kind) {
       case 'ack':
       case 'drop':

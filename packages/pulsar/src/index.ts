@@ -1,10 +1,11 @@
 export { PulsarTransport } from './transport.js';
 export type { PulsarTransportOptions, ReconnectOptions, SubscriptionType, TokenSource } from './options.js';
-export { parsePulsarUrl, redactUrl, transportFromUrl, DEFAULT_HTTP_PORT, DEFAULT_HTTPS_PORT } from './url.js';
+export { parsePulsarUrl, redactUrl, DEFAULT_HTTP_PORT, DEFAULT_HTTPS_PORT } from './url.js';
+export { transportFromUrl } from './from-url.js';
 export type { ParsedPulsarUrl } from './url.js';
 export { PulsarAdminError, PulsarRefusedError, PulsarUnavailableError, PublishNotConfirmedError, TransportClosedError } from './errors.js';
 export { PULSAR_CAPABILITIES, PULSAR_RULES } from './rules.js';
-export { PulsarProperty, publishProperties } from './properties.js';
+export { PulsarProperty, publishProperties } from './projection.js';
 export { topicOf } from './topics.js';
 export type { Topic } from './topics.js';
 export { PulsarDelivery } from './delivery.js';

@@ -6,10 +6,9 @@ import {
   type ReconnectBackoff,
   type ResolvedReconnectBackoff,
 } from '@babelqueue/core';
-import { parsePulsarUrl, redactUrl } from './url.js';
+import { parsePulsarUrl, redactUrl, type SubscriptionType } from './url.js';
 
-/** Pulsar's subscription types. */
-export type SubscriptionType = 'Shared' | 'Key_Shared' | 'Exclusive' | 'Failover';
+export type { SubscriptionType };
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Shared', 'Key_Shared', 'Exclusive', 'Failover'];
 
 /** A JWT, or a function that returns the current one (called for every new connection). */

@@ -1,13 +1,9 @@
 import {
   ConnectError,
-  connectWithin,
   consoleLogger,
   pause,
-  publishOutcomes,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type OutgoingMessage,
   type PublishOutcome,
   type ScannedRecord,
@@ -15,15 +11,21 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  connectWithin,
+  publishOutcomes,
+  type BindingRules,
+  type Delivery,
+} from '@babelqueue/core/binding';
 import { PulsarAdmin } from './admin.js';
 import { isConfigurationFailure, PulsarConnection } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
-import { PulsarAdminError, TransportClosedError } from './errors.js';
+import { BROKER, PulsarAdminError, TransportClosedError } from './errors.js';
 import { resolveOptions, type PulsarTransportOptions, type ResolvedOptions } from './options.js';
-import { peekSubscription } from './peek.js';
-import { Producers } from './producer.js';
+import { peekSubscription } from './scan.js';
+import { Producers } from './publisher.js';
 import type { Send } from './send.js';
-import { publishProperties } from './properties.js';
+import { publishProperties } from './projection.js';
 import { PULSAR_CAPABILITIES, PULSAR_RULES } from './rules.js';
 import { topicOf, type Topic } from './topics.js';
 
@@ -232,6 +234,6 @@ export class PulsarTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError();
+    if (this.closing) throw new TransportClosedError(BROKER);
   }
 }

@@ -1,6 +1,8 @@
-import { ConfigurationError, type Transport } from '@babelqueue/core';
-import type { PulsarTransportOptions, SubscriptionType } from './options.js';
-import { PulsarTransport } from './transport.js';
+import { ConfigurationError } from '@babelqueue/core';
+import { maskUserInfo } from '@babelqueue/core/binding';
+
+/** Pulsar's subscription types. */
+export type SubscriptionType = 'Shared' | 'Key_Shared' | 'Exclusive' | 'Failover';
 
 /** Pulsar's default web service ports: the admin API and the WebSocket API live there. */
 export const DEFAULT_HTTP_PORT = 8080;
@@ -76,17 +78,7 @@ export function parsePulsarUrl(raw: string): ParsedPulsarUrl {
 
 /** The URL with a `token` parameter and user-info replaced by `***`, for logs and errors. */
 export function redactUrl(raw: string): string {
-  return raw.replace(/([?&]token=)[^&#]*/gi, '$1***').replace(/\/\/[^@/?#]*@/, '//***@');
-}
-
-/**
- * Builds a {@link PulsarTransport} from a `pulsar://` or `pulsar+ssl://` URL
- * (also `http(s)://` for the web service itself); the core's
- * `transportFromUrl` registry calls this for both Pulsar schemes. Options
- * other than the URL keep their defaults unless given.
- */
-export function transportFromUrl(url: string | URL, options: Omit<PulsarTransportOptions, 'url'> = {}): Transport {
-  return new PulsarTransport({ ...options, url: typeof url === 'string' ? url : url.href });
+  return maskUserInfo(raw.replace(/([?&]token=)[^&#]*/gi, '$1***'));
 }
 
 function derivedWebService(url: URL, tls: boolean, http: string | null): URL {

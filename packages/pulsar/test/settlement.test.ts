@@ -3,7 +3,8 @@
 // poison, the version gate, a failed DLQ write, Exclusive subscriptions.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createApp, projectPulsar, recordProjection, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { projectPulsar, recordProjection } from '@babelqueue/core/binding';
 import { PulsarTransport, type PulsarTransportOptions } from '@babelqueue/pulsar';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
 import { until } from '../../../test/support/until.js';

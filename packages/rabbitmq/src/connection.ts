@@ -1,8 +1,8 @@
 import { connect, type ChannelModel } from 'amqplib';
-import { RabbitMqUnavailableError, TransportClosedError } from './errors.js';
+import { BROKER, BrokerUnavailableError, TransportClosedError } from './errors.js';
 import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import { redactCredentials } from '@babelqueue/core/binding';
 import type { ResolvedOptions } from './options.js';
-import { redactCredentials } from './url.js';
 
 type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
 
@@ -54,11 +54,11 @@ export class ConnectionManager {
   /**
    * The open connection. With `wait`, waits through reconnects until one is open
    * (or the transport closes); without, gives the connection attempt in flight
-   * its chance and otherwise fails at once with {@link RabbitMqUnavailableError}.
+   * its chance and otherwise fails at once with {@link BrokerUnavailableError}.
    */
   async open(wait: boolean): Promise<ChannelModel> {
-    if (this.state === 'closed') throw new TransportClosedError();
-    if (this.state === 'failed') throw this.lastError ?? new RabbitMqUnavailableError(`cannot connect to ${this.masked}`);
+    if (this.state === 'closed') throw new TransportClosedError(BROKER);
+    if (this.state === 'failed') throw this.lastError ?? new BrokerUnavailableError(BROKER, `cannot connect to ${this.masked}`);
     if (this.model) return this.model;
     if (this.state === 'idle') this.startAttempt();
     if (wait) return new Promise<ChannelModel>((resolve, reject) => this.waiters.push({ resolve, reject }));
@@ -78,7 +78,7 @@ export class ConnectionManager {
     this.state = 'closed';
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.rejectWaiters(new TransportClosedError());
+    this.rejectWaiters(new TransportClosedError(BROKER));
     const model = this.model ?? (await this.attempt?.catch(() => undefined));
     this.model = undefined;
     if (model) await model.close().catch(() => undefined);
@@ -118,7 +118,7 @@ export class ConnectionManager {
     }
     if (this.state === 'closed') {
       await model.close().catch(() => undefined);
-      throw new TransportClosedError();
+      throw new TransportClosedError(BROKER);
     }
     this.bind(model);
     return model;
@@ -160,16 +160,16 @@ export class ConnectionManager {
   }
 
   private wrongProtocol(cause: unknown): Error {
-    return new RabbitMqUnavailableError(
+    return new BrokerUnavailableError(BROKER, 
       `${this.masked}: this server speaks AMQP 1.0, not RabbitMQ's AMQP 0-9-1; for ActiveMQ Artemis use artemis:// (the Artemis binding)`,
       { cause },
     );
   }
 
   private unavailable(cause: unknown): Error {
-    if (cause instanceof RabbitMqUnavailableError || cause instanceof TransportClosedError) return cause;
+    if (cause instanceof BrokerUnavailableError || cause instanceof TransportClosedError) return cause;
     const text = cause instanceof Error ? cause.message : String(cause ?? 'not connected');
-    return new RabbitMqUnavailableError(
+    return new BrokerUnavailableError(BROKER, 
       `RabbitMQ at ${this.masked} is unavailable: ${redactCredentials(text, this.options.url)}`,
     );
   }

@@ -1,10 +1,10 @@
 import type { Channel, Message } from 'amqplib';
 import type { Acker, AckTicket } from './acker.js';
-import { DeadLetterWriteError, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
-import { plainHeaders, recordProperties } from './properties.js';
+import { DeadLetterWriteError, withAttempts, type Decision, type HeaderValue, type Logger } from '@babelqueue/core';
+import { alreadySettled, type Delivery, type Holds } from '@babelqueue/core/binding';
+import { plainHeaders, recordProperties } from './projection.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
-import type { Holds } from './holds.js';
 
 /** The channel deliveries arrived on, whether it is still open, and who acknowledges on it. */
 export interface Lane {
@@ -56,7 +56,7 @@ export class RabbitMqDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     if (this.lane.closed) {
       this.settled = true;
       this.context.logger.warn(
@@ -143,7 +143,7 @@ export class RabbitMqDelivery implements Delivery {
   }
 
   private finish(): void {
-    if (this.settled) throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.settled) throw alreadySettled(this.queue);
     this.settled = true;
   }
 }

@@ -1,28 +1,17 @@
-/** The broker cannot be reached right now; nothing was sent. */
-export class RabbitMqUnavailableError extends Error {
-  override readonly name = 'RabbitMqUnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
+import { BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError } from '@babelqueue/core/binding';
+
+// RabbitMQ has no error of its own: its failures are the core's error family
+// (`broker: "RabbitMQ"`), so `instanceof` holds across brokers.
+
+/** The broker name this binding's errors carry. */
+export const BROKER = 'RabbitMQ';
+
+export { BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError };
 
 /**
- * The broker did not confirm a publish: it refused it (`basic.nack`, e.g. a
- * queue at `x-max-length` with `x-overflow: reject-publish`), returned it as
- * unroutable (the queue does not exist), or the channel closed before the
- * confirm arrived. The message may or may not be on the queue in the last case.
+ * The broker cannot be reached right now; nothing was sent. The core's
+ * `BrokerUnavailableError` under the name this package exported before.
  */
-export class PublishNotConfirmedError extends Error {
-  override readonly name = 'PublishNotConfirmedError';
-  constructor(readonly queue: string, reason: string, options?: { cause?: unknown }) {
-    super(`publish to "${queue}" was not confirmed by RabbitMQ: ${reason}`, options);
-  }
-}
-
-/** The transport was closed; no further work is accepted. */
-export class TransportClosedError extends Error {
-  override readonly name = 'TransportClosedError';
-  constructor() {
-    super('the RabbitMQ transport is closed');
-  }
-}
+export const RabbitMqUnavailableError = BrokerUnavailableError;
+/** @see RabbitMqUnavailableError */
+export type RabbitMqUnavailableError = BrokerUnavailableError;

@@ -46,7 +46,7 @@ export interface RabbitMqTransportOptions {
   readonly reconnect?: ReconnectOptions;
   /**
    * What `publish` does while the connection is down: `fail` (default) rejects at
-   * once with {@link RabbitMqUnavailableError}; `wait` waits for the reconnect and
+   * once with {@link BrokerUnavailableError}; `wait` waits for the reconnect and
    * re-sends a publish whose confirm was lost with the connection (the message
    * may then arrive twice: at-least-once).
    */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import type { ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
 import { ChannelSlot } from './channel-slot.js';
 import type { ConnectionManager } from './connection.js';
-import { PublishNotConfirmedError, RabbitMqUnavailableError, TransportClosedError } from './errors.js';
+import { BROKER, BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError } from './errors.js';
 import type { Logger } from '@babelqueue/core';
 import type { QueueDeclarer, QueueSpec } from './queues.js';
 
@@ -192,13 +192,13 @@ export class Publisher {
         unconfirmed.delete(entry);
         if (entry.returned) {
           this.queues.forget(this.models.get(channel), routingKey);
-          if (request.confirm) settled(new PublishNotConfirmedError(routingKey, 'unroutable: the queue does not exist (deleted after it was declared?)'));
+          if (request.confirm) settled(new PublishNotConfirmedError(BROKER, routingKey, 'unroutable: the queue does not exist (deleted after it was declared?)'));
         } else if (!request.confirm) {
           // Settled when it was written.
         } else if (error) {
           const nacked = error instanceof Error && /nack/i.test(error.message);
           settled(
-            new PublishNotConfirmedError(
+            new PublishNotConfirmedError(BROKER, 
               routingKey,
               nacked ? 'the broker refused it (basic.nack)' : 'the channel closed before the confirm arrived',
               { cause: error },
@@ -209,7 +209,7 @@ export class Publisher {
         }
       });
     } catch (error) {
-      settled(new RabbitMqUnavailableError(`publish to "${routingKey}" not sent: the channel is closed`, { cause: error }));
+      settled(new BrokerUnavailableError(BROKER, `publish to "${routingKey}" not sent: the channel is closed`, { cause: error }));
       return false;
     }
     unconfirmed.add(entry);
@@ -248,6 +248,6 @@ export class Publisher {
 /** A failure that a reconnect cures (the publish itself was fine). */
 function isConnectionLoss(error: unknown): boolean {
   if (error instanceof TransportClosedError) return false;
-  if (error instanceof RabbitMqUnavailableError) return true;
+  if (error instanceof BrokerUnavailableError) return true;
   return error instanceof PublishNotConfirmedError && /channel closed/.test(error.message);
 }

@@ -1,4 +1,5 @@
-import type { BindingRules, TransportCapabilities } from '@babelqueue/core';
+import type { TransportCapabilities } from '@babelqueue/core';
+import type { BindingRules } from '@babelqueue/core/binding';
 
 /**
  * RabbitMQ's settlement rules. The seeds name no RabbitMQ-specific poison

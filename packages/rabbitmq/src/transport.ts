@@ -1,13 +1,9 @@
 import {
-  outcomesOf,
   type BrowseOptions,
-  connectWithin,
   consoleLogger,
   maskUrl,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type HeaderValue,
   type OutgoingMessage,
   type PublishOutcome,
@@ -16,12 +12,18 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  outcomesOf,
+  connectWithin,
+  type BindingRules,
+  type Delivery,
+} from '@babelqueue/core/binding';
 import type { Channel, GetMessage } from 'amqplib';
 import { ConnectionManager } from './connection.js';
-import { Consumer } from './consumer.js';
-import { TransportClosedError } from './errors.js';
+import { Consumer } from './consume-loop.js';
+import { BROKER, TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
-import { APP_ID, projectProperties } from './properties.js';
+import { APP_ID, projectProperties } from './projection.js';
 import { Publisher, type PublishRequest } from './publisher.js';
 import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';
@@ -238,7 +240,7 @@ export class RabbitMqTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError();
+    if (this.closing) throw new TransportClosedError(BROKER);
   }
 
   /** Runs `use` on a short-lived channel; a 404 (no such queue) yields `absent`. */

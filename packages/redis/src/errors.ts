@@ -1,10 +1,13 @@
-import { CapabilityError } from '@babelqueue/core';
+import { BabelQueueError, CapabilityError } from '@babelqueue/core/binding';
+
+/** The broker name this binding's errors carry. */
+export const BROKER = 'Redis';
 
 /**
  * Redis Cluster refused a multi-key step because the keys of one queue sit in
  * different hash slots. The fix is a hash tag in the queue name.
  */
-export class CrossSlotError extends Error {
+export class CrossSlotError extends BabelQueueError {
   override readonly name = 'CrossSlotError';
   constructor(readonly queue: string, readonly deadLetterQueue?: string, options?: { cause?: unknown }) {
     super(
@@ -14,7 +17,7 @@ export class CrossSlotError extends Error {
             'producer and consumer; the binding uses queue names as given and never adds braces.'
         : `Redis Cluster: dead-letter queue "${deadLetterQueue}" is not in the hash slot of queue "${queue}" ` +
             `(CROSSSLOT). Give it the queue's hash tag, for example "{${stripTag(queue)}}.dlq".`,
-      options,
+      { ...options, broker: BROKER },
     );
   }
 }
@@ -25,6 +28,7 @@ export class DelayedPublishUnsupportedError extends CapabilityError {
     super(
       `the Redis legacy layout has no delayed set, so a delayed publish to "${queue}" is refused; ` +
         'use layout: "zset" when you need a delay',
+      { broker: BROKER },
     );
   }
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '@babelqueue/core';
-import { RedisConfigError, type RedisTransportOptions } from './options.js';
-import { RedisTransport } from './redis-transport.js';
+import { type RedisTransportOptions } from './options.js';
+import { RedisTransport } from './transport.js';
+import { number, parseUrl } from './url.js';
 
 /** Query parameters the transport reads (and removes before connecting). */
 const PARAMS = ['layout', 'retryAfter', 'migrationBatchSize', 'blockTimeoutS', 'prefix', 'cluster'] as const;
@@ -38,19 +39,4 @@ export function redisTransportFromUrl(url: string | URL, overrides: Partial<Redi
  */
 export function transportFromUrl(url: string | URL): RedisTransport {
   return redisTransportFromUrl(url);
-}
-
-/** Parses the URL; the error never repeats the input, which may hold a password. */
-function parseUrl(url: string | URL): URL {
-  try {
-    return new URL(typeof url === 'string' ? url : url.href);
-  } catch {
-    throw new RedisConfigError('not a Redis URL (expected redis://[user:pass@]host:port[/db] or rediss://…)');
-  }
-}
-
-function number(name: string, value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || Number.isNaN(n)) throw new RedisConfigError(`${name} must be a number, got "${value}"`);
-  return n;
 }

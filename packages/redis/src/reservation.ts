@@ -1,4 +1,5 @@
-import { ReservationKeeper, type Logger } from '@babelqueue/core';
+import { type Logger } from '@babelqueue/core';
+import { ReservationKeeper } from '@babelqueue/core/binding';
 import { deadlineScore } from './clock.js';
 import type { RedisClient } from './options.js';
 import { SCRIPTS } from './scripts.js';

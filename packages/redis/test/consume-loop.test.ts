@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Delivery } from '@babelqueue/core';
+import type { Delivery } from '@babelqueue/core/binding';
 import { RedisTransport } from '../src/index.js';
 import { LUA } from '../src/lua/scripts.generated.js';
 import { broker, captureLogger, closeTransports, envelopeBody, inspector, sleep, track, uniqueQueue, until } from './support/redis.js';

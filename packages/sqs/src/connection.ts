@@ -1,5 +1,6 @@
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { connectWithin, maskUrl, pause, type ConnectOptions } from '@babelqueue/core';
+import { maskUrl, pause, type ConnectOptions } from '@babelqueue/core';
+import { connectWithin } from '@babelqueue/core/binding';
 import { errorCode, isAccessDenied, isFatalClientError } from './aws-errors.js';
 import type { ResolvedOptions, SqsTransportOptions } from './options.js';
 

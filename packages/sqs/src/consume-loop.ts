@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import { pause, reconnectDelayMs, ReservationKeeper, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { ReservationKeeper, type Delivery } from '@babelqueue/core/binding';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
 import { logReleaseFailure, SqsDelivery, type DeliveryContext } from './delivery.js';
 import { MAX_WAIT_TIME_SECONDS } from './options.js';

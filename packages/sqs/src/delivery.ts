@@ -1,19 +1,12 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import {
-  DeadLetterWriteError,
-  nativeSchemaVersion,
-  reconcileSqsAttempts,
-  type Decision,
-  type Delivery,
-  type Logger,
-  type ReservationKeeper,
-} from '@babelqueue/core';
-import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
+import { DeadLetterWriteError, type Decision, type Logger } from '@babelqueue/core';
+import { alreadySettled, type Delivery, nativeSchemaVersion, reconcileSqsAttempts, type ReservationKeeper } from '@babelqueue/core/binding';
+import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './projection.js';
 import { deadLetterOutgoing } from './dead-letter.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
 import { MAX_VISIBILITY_SECONDS, type ResolvedOptions } from './options.js';
 import type { QueueInfo } from './queues.js';
-import type { Sender } from './send.js';
+import type { Sender } from './publisher.js';
 import type { SettleBatcher } from './settle-batcher.js';
 
 /** What a delivery needs from its consume loop. */
@@ -85,7 +78,7 @@ export class SqsDelivery implements Delivery {
   }
 
   async settle(decision: Decision): Promise<void> {
-    if (this.state !== 'held') throw new Error(`delivery of "${this.queue}" was already settled`);
+    if (this.state !== 'held') throw alreadySettled(this.queue);
     switch (decision.kind) {
       case 'ack':
       case 'drop':

@@ -1,10 +1,15 @@
-import { BabelQueueError } from '@babelqueue/core';
+import { BabelQueueError, TransportClosedError } from '@babelqueue/core/binding';
+
+/** The broker name this binding's errors carry. */
+export const BROKER = 'SQS';
+
+export { TransportClosedError };
 
 /** The named SQS queue does not exist (and `createQueues`, URL `create_queues=1`, is off). */
 export class QueueNotFoundError extends BabelQueueError {
   override readonly name = 'QueueNotFoundError';
   constructor(readonly queue: string, options?: { cause?: unknown }) {
-    super(`the SQS queue "${queue}" does not exist; create it (with a RedrivePolicy for the work queues) or let the binding create it: createQueues: true, or create_queues=1 in the sqs:// URL (the CLI's --url)`, options);
+    super(`the SQS queue "${queue}" does not exist; create it (with a RedrivePolicy for the work queues) or let the binding create it: createQueues: true, or create_queues=1 in the sqs:// URL (the CLI's --url)`, { ...options, broker: BROKER });
   }
 }
 
@@ -16,7 +21,7 @@ export class QueueNotFoundError extends BabelQueueError {
 export class MessageTooLargeError extends BabelQueueError {
   override readonly name = 'MessageTooLargeError';
   constructor(readonly queue: string, readonly bytes: number, readonly limit: number) {
-    super(`message of ${bytes} bytes (body and attributes) is over the ${limit}-byte maximum of SQS queue "${queue}"; nothing was sent`);
+    super(`message of ${bytes} bytes (body and attributes) is over the ${limit}-byte maximum of SQS queue "${queue}"; nothing was sent`, { broker: BROKER });
   }
 }
 
@@ -26,26 +31,24 @@ export class MessageTooLargeError extends BabelQueueError {
  */
 export class DelayNotSupportedError extends BabelQueueError {
   override readonly name = 'DelayNotSupportedError';
+  constructor(message: string) {
+    super(message, { broker: BROKER });
+  }
 }
 
 /** A body that is not valid UTF-8: SQS carries text, and rewriting the bytes would corrupt the envelope. */
 export class InvalidBodyError extends BabelQueueError {
   override readonly name = 'InvalidBodyError';
+  constructor(message: string) {
+    super(message, { broker: BROKER });
+  }
 }
 
 /** One entry of an SQS batch call failed (SendMessageBatch, DeleteMessageBatch, ChangeMessageVisibilityBatch). */
 export class BatchEntryError extends BabelQueueError {
   override readonly name = 'BatchEntryError';
   constructor(readonly code: string, message: string, readonly senderFault: boolean) {
-    super(`${code}: ${message}`);
-  }
-}
-
-/** The transport was closed; no further work is accepted. */
-export class TransportClosedError extends BabelQueueError {
-  override readonly name = 'TransportClosedError';
-  constructor() {
-    super('the SQS transport is closed');
+    super(`${code}: ${message}`, { broker: BROKER });
   }
 }
 
@@ -59,6 +62,6 @@ export class TransportClosedError extends BabelQueueError {
 export class WorkQueueBrowseError extends BabelQueueError {
   override readonly name = 'WorkQueueBrowseError';
   constructor(readonly queue: string, readonly operation: 'browse' | 'remove') {
-    super(`refusing to ${operation} SQS queue "${queue}": it is not a dead-letter queue (<queue>-dlq, <queue>-dlq.fifo), and SQS reads a message only by receiving it, which counts in ApproximateReceiveCount, so each message read would lose an attempt; to ${operation} it anyway, set browseWorkQueues: true (URL browse_work_queues=1)`);
+    super(`refusing to ${operation} SQS queue "${queue}": it is not a dead-letter queue (<queue>-dlq, <queue>-dlq.fifo), and SQS reads a message only by receiving it, which counts in ApproximateReceiveCount, so each message read would lose an attempt; to ${operation} it anyway, set browseWorkQueues: true (URL browse_work_queues=1)`, { broker: BROKER });
   }
 }

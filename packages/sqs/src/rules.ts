@@ -1,4 +1,5 @@
-import { sqsDlqName, type BindingRules, type TransportCapabilities } from '@babelqueue/core';
+import { type TransportCapabilities } from '@babelqueue/core';
+import { sqsDlqName, type BindingRules } from '@babelqueue/core/binding';
 
 /**
  * Amazon SQS's settlement rules (seed 000, "Amazon SQS"): with dead-lettering

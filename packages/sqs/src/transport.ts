@@ -2,30 +2,32 @@ import { ListQueuesCommand, type Message } from '@aws-sdk/client-sqs';
 import {
   consoleLogger,
   pause,
-  projectSqs,
   reconnectDelayMs,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type OutgoingMessage,
   type PublishOutcome,
-  type RawPublishOptions,
   type ScannedRecord,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
-import { riderAttributes } from './attributes.js';
+import {
+  projectSqs,
+  type BindingRules,
+  type Delivery,
+  type RawPublishOptions,
+} from '@babelqueue/core/binding';
+import { riderAttributes } from './projection.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, browseRecords, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
+import { browseQueue, browseRecords, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './scan.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
-import { QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
+import { BROKER, QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
-import { Sender, type Outgoing } from './send.js';
+import { Sender, type Outgoing } from './publisher.js';
 import { CALL_RETRY_BACKOFF } from './retry.js';
 import { SettleBatcher } from './settle-batcher.js';
 
@@ -302,7 +304,7 @@ export class SqsTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new TransportClosedError();
+    if (this.closed) throw new TransportClosedError(BROKER);
   }
 
   /**

@@ -1,6 +1,5 @@
-import { ConfigurationError, maskUrl, type Transport } from '@babelqueue/core';
+import { ConfigurationError, maskUrl } from '@babelqueue/core';
 import type { SqsTransportOptions } from './options.js';
-import { SqsTransport } from './transport.js';
 
 /**
  * The query names of an `sqs://` URL, spelled as the Python SDK spells them,
@@ -50,15 +49,6 @@ export function parseSqsUrl(url: string | URL): SqsTransportOptions {
     set(value, out);
   }
   return out as SqsTransportOptions;
-}
-
-/**
- * Builds an {@link SqsTransport} from an `sqs://` URL (see {@link parseSqsUrl});
- * the core's `transportFromUrl` registry calls this. `options` add to (and
- * override) what the URL says.
- */
-export function transportFromUrl(url: string | URL, options: SqsTransportOptions = {}): Transport {
-  return new SqsTransport({ ...parseSqsUrl(url), ...options });
 }
 
 /** The Python SDK's truthy spellings; anything else is false. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, EnvelopeCodec, PublishManyError, envelopeProjection, type Envelope, type OutgoingMessage } from '@babelqueue/core';
+import { createApp, EnvelopeCodec, PublishManyError, type Envelope, type OutgoingMessage } from '@babelqueue/core';
+import { envelopeProjection } from '@babelqueue/core/binding';
 import { DelayNotSupportedError, InvalidBodyError, MessageTooLargeError, QueueNotFoundError, TransportClosedError } from '@babelqueue/sqs';
 import { suites } from '../../core/test/conformance/suite.js';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';

@@ -1,5 +1,6 @@
 import type { Connection, EventContext, Message as AmqpMessage } from 'rhea';
-import { projectArtemis, silentLogger, type ArtemisProjection } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectArtemis, type ArtemisProjection } from '@babelqueue/core/binding';
 import { ArtemisTransport, DELAY_PROPERTY, JMS_TYPE_ANNOTATION } from '@babelqueue/artemis';
 import { Raw } from '../../../packages/artemis/test/support/artemis.js';
 import { broker, uniqueQueue } from '../../support/brokers.js';

@@ -1,5 +1,6 @@
 import { ServiceBusClient, type ServiceBusReceivedMessage } from '@azure/service-bus';
-import { projectAsb, silentLogger, type AsbProjection } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectAsb, type AsbProjection } from '@babelqueue/core/binding';
 import { AzureServiceBusTransport, toServiceBusMessage } from '@babelqueue/azure-service-bus';
 import { configureQueue } from '../../../packages/azure-service-bus/test/support/lab.js';
 import { broker, uniqueQueue } from '../../support/brokers.js';

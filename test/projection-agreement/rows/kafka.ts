@@ -1,5 +1,6 @@
 import { Kafka, Partitioners, logLevel, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
-import { projectKafka, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectKafka } from '@babelqueue/core/binding';
 import { ensureKafkaTopics, KafkaHeader, KafkaTransport } from '@babelqueue/kafka';
 import { broker, uniqueQueue } from '../../support/brokers.js';
 import { until } from '../../support/until.js';

@@ -1,4 +1,5 @@
-import { InMemoryTransport, projectPulsar, type StoredMessage } from '@babelqueue/core';
+import { InMemoryTransport, type StoredMessage } from '@babelqueue/core';
+import { projectPulsar } from '@babelqueue/core/binding';
 import { uniqueQueue } from '../../support/brokers.js';
 import { until } from '../../support/until.js';
 import { bodySays } from '../expected.js';

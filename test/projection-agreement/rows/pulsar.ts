@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
-import { projectPulsar, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectPulsar } from '@babelqueue/core/binding';
 import { PulsarProperty, PulsarTransport } from '@babelqueue/pulsar';
 import { broker, uniqueQueue } from '../../support/brokers.js';
 import { until, within } from '../../support/until.js';

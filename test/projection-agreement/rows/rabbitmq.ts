@@ -1,5 +1,6 @@
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { projectRabbitMq, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectRabbitMq } from '@babelqueue/core/binding';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { broker, uniqueQueue } from '../../support/brokers.js';
 import { until } from '../../support/until.js';

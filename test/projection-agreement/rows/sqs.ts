@@ -8,7 +8,8 @@ import {
   type Message,
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
-import { projectSqs, silentLogger, sqsDlqName } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
+import { projectSqs, sqsDlqName } from '@babelqueue/core/binding';
 import { SqsTransport } from '@babelqueue/sqs';
 import { broker, uniqueQueue } from '../../support/brokers.js';
 import { until } from '../../support/until.js';

@@ -1,5 +1,6 @@
 import rhea, { type Connection, type EventContext, type Message as AmqpMessage, type Receiver, type Sender } from 'rhea';
-import { EnvelopeCodec, type EnvelopeProjection, type JsonObject } from '@babelqueue/core';
+import { EnvelopeCodec, type JsonObject } from '@babelqueue/core';
+import { type EnvelopeProjection } from '@babelqueue/core/binding';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
 export { uniqueQueue };

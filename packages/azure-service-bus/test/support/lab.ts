@@ -5,7 +5,8 @@
 // `$standin` control node, or the administration client on a real namespace.
 import { ServiceBusAdministrationClient, ServiceBusClient, type ServiceBusReceivedMessage } from '@azure/service-bus';
 import rhea from 'rhea';
-import { EnvelopeCodec, type EnvelopeProjection, type JsonObject } from '@babelqueue/core';
+import { EnvelopeCodec, type JsonObject } from '@babelqueue/core';
+import { type EnvelopeProjection } from '@babelqueue/core/binding';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
 export { captureLogger } from '../../../../test/support/capture-logger.js';

@@ -1,4 +1,5 @@
-import { drainQueue, REDRIVE_BATCH_CEILING, type Delivery } from '@babelqueue/core';
+import { drainQueue, REDRIVE_BATCH_CEILING } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { parse } from '../args.js';
 import { withBroker } from '../broker.js';
 import { UsageError } from '../errors.js';

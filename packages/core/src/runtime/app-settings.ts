@@ -3,7 +3,7 @@ import { resolveRetryBackoff } from '../retry/backoff.js';
 import type { PolicyConfig, RetryBackoff } from '../settlement/policy-config.js';
 import { isUnknownUrnStrategy, type UnknownUrnStrategyValue } from '../settlement/unknown-urn-strategy.js';
 import type { Transport } from '../transport/transport.js';
-import type { AppOptions, DeadLetterOptions } from './app.js';
+import type { AppOptions, DeadLetterOptions } from './app-options.js';
 import { ConfigurationError } from './errors.js';
 import { consoleLogger, type Logger } from './logger.js';
 import type { Instrumentation } from './instrumentation.js';

@@ -1,6 +1,24 @@
-/** The runtime refuses something the specification says must be refused (bad option, missing capability). */
+/** What every BabelQueue error may carry besides the message. */
+export interface BabelQueueErrorOptions {
+  readonly cause?: unknown;
+  /** The broker the error comes from (`"RabbitMQ"`, `"SQS"`, …); absent for the core's own refusals. */
+  readonly broker?: string;
+}
+
+/**
+ * The one base of every error this library throws, core and bindings alike, so
+ * one `instanceof BabelQueueError` catches them all; `broker` names the broker
+ * a binding's error comes from.
+ */
 export class BabelQueueError extends Error {
   override readonly name: string = 'BabelQueueError';
+  /** The broker the error comes from; undefined for the core's own refusals. */
+  readonly broker: string | undefined;
+
+  constructor(message?: string, options?: BabelQueueErrorOptions) {
+    super(message, options !== undefined && 'cause' in options ? { cause: options.cause } : undefined);
+    this.broker = options?.broker;
+  }
 }
 
 /** A configuration value is out of range or of the wrong kind. */
@@ -24,14 +42,6 @@ export class CountedReadError extends BabelQueueError {
   override readonly name = 'CountedReadError';
   constructor(readonly queue: string, message: string) {
     super(message);
-  }
-}
-
-/** Thrown by the `fail` strategy's bookkeeping: a valid envelope whose URN has no handler. */
-export class UnknownUrnError extends BabelQueueError {
-  override readonly name = 'UnknownUrnError';
-  constructor(readonly urn: string) {
-    super(`no handler is registered for ${urn}`);
   }
 }
 

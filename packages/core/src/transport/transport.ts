@@ -1,5 +1,6 @@
 import type { Decision } from '../settlement/decision.js';
 import type { BindingRules } from '../settlement/binding-rules.js';
+import { BabelQueueError, type BabelQueueErrorOptions } from '../runtime/errors.js';
 
 /**
  * Native metadata values a transport may carry beside the body (AMQP headers
@@ -282,9 +283,9 @@ export interface Transport {
 }
 
 /** Thrown by `Delivery.settle` when the dead-letter write failed; the delivery is left unsettled. */
-export class DeadLetterWriteError extends Error {
+export class DeadLetterWriteError extends BabelQueueError {
   override readonly name = 'DeadLetterWriteError';
-  constructor(readonly queue: string, options?: { cause?: unknown }) {
+  constructor(readonly queue: string, options?: BabelQueueErrorOptions) {
     super(`dead-letter write to "${queue}" failed; the message is left unsettled for redelivery`, options);
   }
 }

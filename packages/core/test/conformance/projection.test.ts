@@ -1,15 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { EnvelopeCodec, type Envelope } from '@babelqueue/core';
 import {
-  EnvelopeCodec,
   projectArtemis,
   projectAsb,
   projectKafka,
   projectPulsar,
   projectRabbitMq,
   projectSqs,
-  type Envelope,
-} from '@babelqueue/core';
+} from '@babelqueue/core/binding';
 import { suites, type Suite } from './suite.js';
 
 function envelope(suite: Suite, file: string): Envelope {

@@ -9,7 +9,7 @@ import {
   reconcileSqsAttempts,
   type BodyAttempts,
   type NativeCount,
-} from '@babelqueue/core';
+} from '@babelqueue/core/binding';
 import { suites, type Manifest } from './suite.js';
 
 /** Per manifest block: the native count field its cases carry and the function under test. */

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dlqName, sqsDlqName } from '@babelqueue/core';
+import { dlqName } from '@babelqueue/core';
+import { sqsDlqName } from '@babelqueue/core/binding';
 
 describe('DLQ names', () => {
   const dlq: [string, Parameters<typeof dlqName>[1], string][] = [

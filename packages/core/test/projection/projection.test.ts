@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { EnvelopeCodec, type Envelope } from '@babelqueue/core';
 import {
-  EnvelopeCodec,
   envelopeProjection,
   nativeSchemaVersion,
   NO_PROJECTION,
@@ -13,8 +13,7 @@ import {
   projectRabbitMq,
   projectSqs,
   SQS_MAX_ATTRIBUTES,
-  type Envelope,
-} from '@babelqueue/core';
+} from '@babelqueue/core/binding';
 
 const env = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 1 }, { queue: 'orders', traceId: 'trace-1' });
 const projection = envelopeProjection(env);

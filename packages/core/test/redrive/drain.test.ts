@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { drainQueue, InMemoryTransport, type Decision, type Delivery, type Transport } from '@babelqueue/core';
+import { drainQueue, InMemoryTransport, type Decision, type Transport } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 
 function fakeDelivery(name: string, settled: [string, Decision['kind']][]): Delivery {
   return {

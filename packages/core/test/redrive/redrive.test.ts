@@ -9,10 +9,9 @@ import {
   REPLAY_BYPASS_HEADER,
   silentLogger,
   type ConsumeOptions,
-  type Delivery,
-  type RawPublishOptions,
   type Transport,
 } from '@babelqueue/core';
+import { type Delivery, type RawPublishOptions } from '@babelqueue/core/binding';
 
 const DLQ = 'orders.dlq';
 

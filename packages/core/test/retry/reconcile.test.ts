@@ -7,7 +7,7 @@ import {
   reconcileKafkaAttempts,
   reconcilePulsarAttempts,
   reconcileSqsAttempts,
-} from '@babelqueue/core';
+} from '@babelqueue/core/binding';
 
 // The conformance tables cover the rules; these cover the input shapes clients hand over.
 describe('attempts reconciliation inputs', () => {

@@ -6,9 +6,9 @@ import {
   EnvelopeCodec,
   InMemoryTransport,
   type Decision,
-  type Delivery,
   type JsonObject,
 } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { captureLogger } from '../../../../test/support/capture-logger.js';
 
 const URN = 'urn:babel:orders:created';

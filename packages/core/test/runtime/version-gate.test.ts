@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createApp, InMemoryTransport, isVersionGated, nativeSchemaVersion, silentLogger } from '@babelqueue/core';
+import { createApp, InMemoryTransport, silentLogger } from '@babelqueue/core';
+import { isVersionGated, nativeSchemaVersion } from '@babelqueue/core/binding';
 
 const URN = 'urn:babel:orders:created';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { decide, type BindingRules, type Outcome, type PolicyConfig } from '@babelqueue/core';
+import { type Outcome, type PolicyConfig } from '@babelqueue/core';
+import { decide, type BindingRules } from '@babelqueue/core/binding';
 import { ownConformance } from '../support/paths.js';
 
 interface BindingPreset {

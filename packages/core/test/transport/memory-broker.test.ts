@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { InMemoryTransport, MemoryBroker, type Delivery } from '@babelqueue/core';
+import { InMemoryTransport, MemoryBroker } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 
 const msg = (text: string) => ({ body: Buffer.from(text), headers: {}, key: null, redeliveries: 0 });
 

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { outcomesOf, type OutgoingMessage } from '@babelqueue/core';
+import { type OutgoingMessage } from '@babelqueue/core';
+import { outcomesOf } from '@babelqueue/core/binding';
 
 const message = (messageId: string): OutgoingMessage => ({
   body: Buffer.from('{}'),

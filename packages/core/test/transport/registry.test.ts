@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigurationError, InMemoryTransport, maskUrl, registerTransport, transportFromUrl } from '@babelqueue/core';
+import { ConfigurationError, InMemoryTransport, maskUrl, transportFromUrl } from '@babelqueue/core';
+import { registerTransport } from '@babelqueue/core/binding';
 
 describe('transport from a URL', () => {
   test('memory:// transports with the same name share one broker', async () => {

@@ -4,7 +4,8 @@
  * producer would and to read back exactly what is on a topic.
  */
 import WebSocket from 'ws';
-import { EnvelopeCodec, type EnvelopeProjection } from '@babelqueue/core';
+import { EnvelopeCodec } from '@babelqueue/core';
+import { type EnvelopeProjection } from '@babelqueue/core/binding';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
 export { captureLogger } from '../../../../test/support/capture-logger.js';

@@ -4,7 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
-import { EnvelopeCodec, type EnvelopeProjection, type JsonObject } from '@babelqueue/core';
+import { EnvelopeCodec, type JsonObject } from '@babelqueue/core';
+import { type EnvelopeProjection } from '@babelqueue/core/binding';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 
 export { uniqueQueue };

@@ -1,4 +1,5 @@
-import type { Delivery, Logger, ReservationKeeper } from '@babelqueue/core';
+import type { Logger } from '@babelqueue/core';
+import type { Delivery, ReservationKeeper } from '@babelqueue/core/binding';
 import { HANDOVER_MARGIN_MS, LEASE_TICK_MS, leaseNow, RENEW_BELOW_MS, type Hold } from './lease.js';
 
 /** An ack waiting for the next script call; `handle` is the layout's handle value (the deadline or `:reserved` member). */

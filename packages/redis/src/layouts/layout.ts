@@ -1,4 +1,5 @@
-import type { BindingRules, OutgoingMessage, PublishOutcome, ScannedRecord, ScanOptions, TransportCapabilities } from '@babelqueue/core';
+import type { OutgoingMessage, PublishOutcome, ScannedRecord, ScanOptions, TransportCapabilities } from '@babelqueue/core';
+import type { BindingRules } from '@babelqueue/core/binding';
 import type { Reserver } from '../consume/reserver.js';
 
 /** What differs between the two key layouts. */

@@ -10,8 +10,9 @@ import {
   type ScanOptions,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import { SettleOnce } from '@babelqueue/core/binding';
 import { deadlineScore, dueScore, nowSeconds } from '../clock.js';
-import { duplicate } from '../connect.js';
+import { duplicate } from '../connection.js';
 import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
@@ -21,10 +22,9 @@ import { Hold, leaseNow, readsAhead } from '../consume/lease.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
-import { removeFromList, scanList } from './list-scan.js';
-import { publishInGroups } from './publish-batch.js';
-import { redisRules } from './rules.js';
-import { SettleOnce } from './settle-once.js';
+import { removeFromList, scanList } from '../scan.js';
+import { publishInGroups } from '../publisher.js';
+import { redisRules } from '../rules.js';
 
 const RULES = redisRules('redis-zset');
 

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { EnvelopeCodec, type Delivery } from '@babelqueue/core';
+import { EnvelopeCodec } from '@babelqueue/core';
+import { type Delivery } from '@babelqueue/core/binding';
 import { captureLogger } from '../../../../test/support/capture-logger.js';
 import { RedisTransport, type RedisTransportOptions } from '../../src/index.js';
 

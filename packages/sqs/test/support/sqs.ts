@@ -9,7 +9,8 @@ import {
   type Message,
   type MessageAttributeValue,
 } from '@aws-sdk/client-sqs';
-import { EnvelopeCodec, type EnvelopeProjection, type JsonObject } from '@babelqueue/core';
+import { EnvelopeCodec, type JsonObject } from '@babelqueue/core';
+import { type EnvelopeProjection } from '@babelqueue/core/binding';
 import { SqsTransport, type SqsTransportOptions } from '@babelqueue/sqs';
 import { broker, uniqueQueue } from '../../../../test/support/brokers.js';
 import { captureLogger } from '../../../../test/support/capture-logger.js';

@@ -1,4 +1,5 @@
-import { nativeSchemaVersion, reconcileKafkaAttempts, type HeaderValue, type KafkaHeaderValue } from '@babelqueue/core';
+import { type HeaderValue } from '@babelqueue/core';
+import { nativeSchemaVersion, reconcileKafkaAttempts, type KafkaHeaderValue } from '@babelqueue/core/binding';
 import type { IHeaders } from 'kafkajs';
 
 /** The `bq-` record header names of the Kafka binding. */

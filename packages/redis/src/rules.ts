@@ -1,4 +1,4 @@
-import type { BindingRules } from '@babelqueue/core';
+import type { BindingRules } from '@babelqueue/core/binding';
 
 /**
  * Redis's settlement rules, the same for both layouts (seed 000): poison is

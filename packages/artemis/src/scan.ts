@@ -1,7 +1,7 @@
 import type { ScannedRecord, ScanOptions } from '@babelqueue/core';
 import type { Connection, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
-import { ArtemisUnavailableError } from './errors.js';
-import { plainProperties, readBody } from './message.js';
+import { BROKER, BrokerUnavailableError } from './errors.js';
+import { plainProperties, readBody } from './projection.js';
 
 /** How long one drain round may take before it is given up (the broker answers a drain at once). */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -129,7 +129,7 @@ async function openReceiver(connection: Connection, lost: Promise<void>, queue: 
   });
   const closed = new Promise<void>((resolve) => receiver.once('receiver_close', () => resolve()));
   const gone = lost.then((): never => {
-    throw new ArtemisUnavailableError(`the connection was lost while reading "${queue}"`);
+    throw new BrokerUnavailableError(BROKER, `the connection was lost while reading "${queue}"`);
   });
   gone.catch(() => undefined);
   const link = { receiver, closed, gone };

@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import type { Logger } from '@babelqueue/core';
 import type { PulsarConnection } from './connection.js';
-import { PublishNotConfirmedError, TransportClosedError } from './errors.js';
+import { BROKER, PublishNotConfirmedError, TransportClosedError } from './errors.js';
 import { parseFrame, type ProducerMessage } from './frames.js';
 import type { Send } from './send.js';
 import { topicPath, type Topic } from './topics.js';
@@ -48,11 +48,11 @@ class TopicProducer {
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(context);
-        reject(new PublishNotConfirmedError(this.topic.name, `no send receipt within ${this.sendTimeoutMs} ms; it may or may not be stored`));
+        reject(new PublishNotConfirmedError(BROKER, this.topic.name, `no send receipt within ${this.sendTimeoutMs} ms; it may or may not be stored`));
       }, this.sendTimeoutMs + 1000);
       this.waiting.set(context, { resolve, reject, timer, socket: ws });
       ws.send(JSON.stringify(frame), (error) => {
-        if (error) this.settle(context, new PublishNotConfirmedError(this.topic.name, `the send failed: ${error.message}`, { cause: error }));
+        if (error) this.settle(context, new PublishNotConfirmedError(BROKER, this.topic.name, `the send failed: ${error.message}`, { cause: error }));
       });
     });
   }
@@ -65,7 +65,7 @@ class TopicProducer {
   }
 
   private open(): Promise<WebSocket> {
-    if (this.closed) return Promise.reject(new TransportClosedError());
+    if (this.closed) return Promise.reject(new TransportClosedError(BROKER));
     if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket);
     // A socket on its way out (the broker went away) is not reused; its 'close' still fails its waiters.
     this.socket = undefined;
@@ -74,7 +74,7 @@ class TopicProducer {
       .then((ws) => {
         if (this.closed) {
           ws.close();
-          throw new TransportClosedError();
+          throw new TransportClosedError(BROKER);
         }
         this.bind(ws);
         return ws;
@@ -95,7 +95,7 @@ class TopicProducer {
         this.settle(context, undefined, typeof ack.messageId === 'string' ? ack.messageId : '');
       } else {
         const reason = `${String(ack.result)}${typeof ack.errorMsg === 'string' ? `: ${ack.errorMsg}` : ''}`;
-        this.settle(context, new PublishNotConfirmedError(this.topic.name, reason));
+        this.settle(context, new PublishNotConfirmedError(BROKER, this.topic.name, reason));
       }
     });
     ws.once('close', (code, reason) => {
@@ -119,7 +119,7 @@ class TopicProducer {
   /** Fails every send still waiting (on `socket` only, when given). */
   private failAll(reason: string, socket?: WebSocket): void {
     for (const [context, waiting] of [...this.waiting]) {
-      if (socket === undefined || waiting.socket === socket) this.settle(context, new PublishNotConfirmedError(this.topic.name, reason));
+      if (socket === undefined || waiting.socket === socket) this.settle(context, new PublishNotConfirmedError(BROKER, this.topic.name, reason));
     }
   }
 }

@@ -1,4 +1,5 @@
-import { failedOutcomes, type OutgoingMessage, type PublishOutcome } from '@babelqueue/core';
+import { type OutgoingMessage, type PublishOutcome } from '@babelqueue/core';
+import { failedOutcomes } from '@babelqueue/core/binding';
 
 /**
  * Publishes a batch as one write per group of messages, every write in flight

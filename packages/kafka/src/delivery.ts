@@ -1,5 +1,7 @@
-import { CapabilityError, DeadLetterWriteError, isVersionGated, NO_PROJECTION, projectKafka, recordProjection, withAttempts } from '@babelqueue/core';
-import type { Decision, Delivery, HeaderValue, Logger } from '@babelqueue/core';
+import { CapabilityError, DeadLetterWriteError, withAttempts } from '@babelqueue/core';
+import { isVersionGated, NO_PROJECTION, projectKafka, recordProjection } from '@babelqueue/core/binding';
+import type { Decision, HeaderValue, Logger } from '@babelqueue/core';
+import type { Delivery } from '@babelqueue/core/binding';
 import type { KafkaMessage } from 'kafkajs';
 import {
   KafkaHeader,
@@ -8,7 +10,7 @@ import {
   kafkaAttempts,
   kafkaSchemaVersion,
   type RawHeaders,
-} from './headers.js';
+} from './projection.js';
 import { tierForDelay, tierForRetry } from './retry-tiers.js';
 
 /** One record to write: value and key exactly as given. */

@@ -1,4 +1,4 @@
-import { projectPulsar, type EnvelopeProjection } from '@babelqueue/core';
+import { projectPulsar, type EnvelopeProjection } from '@babelqueue/core/binding';
 
 /** The `bq-` message property names of the Pulsar binding (FACTS §4; all values strings). */
 export const PulsarProperty = {

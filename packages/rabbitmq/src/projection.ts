@@ -1,5 +1,6 @@
 import type { MessageProperties, Options } from 'amqplib';
-import { projectRabbitMq, recordProjection, type EnvelopeProjection, type HeaderValue } from '@babelqueue/core';
+import { type HeaderValue } from '@babelqueue/core';
+import { projectRabbitMq, recordProjection, type EnvelopeProjection } from '@babelqueue/core/binding';
 
 /** The `app_id` every BabelQueue producer stamps. */
 export const APP_ID = 'babelqueue';

@@ -1,9 +1,9 @@
 import type { Channel, Message } from 'amqplib';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger } from '@babelqueue/core';
+import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type Delivery, DrainLimits, Holds } from '@babelqueue/core/binding';
 import { Acker } from './acker.js';
 import type { ConnectionManager } from './connection.js';
 import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
-import { Holds } from './holds.js';
 import type { ResolvedOptions } from './options.js';
 import type { Publisher } from './publisher.js';
 import type { QueueDeclarer } from './queues.js';
@@ -34,10 +34,8 @@ export class Consumer {
   private readonly inFlight = new Map<RabbitMqDelivery, Promise<void>>();
   private readonly holds: Holds;
   private readonly context: DeliveryContext;
-  private taken = 0;
-  private lastActivity = Date.now();
+  private readonly drain: DrainLimits;
   private stopping = false;
-  private idleTimer: NodeJS.Timeout | undefined;
   private readonly stopped: Promise<'stop'>;
   /** Aborts with `stopped`: ends a back-off pause at once. */
   private readonly stopController = new AbortController();
@@ -51,6 +49,7 @@ export class Consumer {
     private readonly limits: ConsumeOptions,
   ) {
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
+    this.drain = new DrainLimits(limits);
     this.holds = new Holds(deps.options.requeueDelayMs);
     this.context = { publisher: deps.publisher, logger: deps.logger, holds: this.holds };
     this.stopped = new Promise((resolve) => {
@@ -170,12 +169,12 @@ export class Consumer {
       try {
         message = await lane.channel.get(this.queue, { noAck: false });
       } catch (error) {
-        this.taken -= 1;
+        this.drain.taken -= 1;
         if (!lane.closed) this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'basic.get failed');
         return;
       }
       if (message === false) {
-        this.taken -= 1;
+        this.drain.taken -= 1;
         await pause(emptyWaitMs, this.stopController.signal);
         emptyWaitMs = Math.min(maxMs, emptyWaitMs * 2);
         continue;
@@ -223,18 +222,17 @@ export class Consumer {
 
   /** Takes one slot of `maxMessages`; false once the limit is reached (and stops the loop). */
   private reserve(): boolean {
-    const max = this.limits.maxMessages;
     if (this.stopping) return false;
-    if (max !== undefined && this.taken >= max) {
+    if (this.drain.reached()) {
       if (this.inFlight.size === 0) this.requestStop();
       return false;
     }
-    this.taken += 1;
+    this.drain.taken += 1;
     return true;
   }
 
   private hand(delivery: RabbitMqDelivery): Promise<void> {
-    this.lastActivity = Date.now();
+    this.drain.touch();
     const job = this.handle(delivery);
     this.inFlight.set(delivery, job);
     return job;
@@ -251,9 +249,8 @@ export class Consumer {
         this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; requeueing it');
       }
       this.inFlight.delete(delivery);
-      this.lastActivity = Date.now();
-      const max = this.limits.maxMessages;
-      if (max !== undefined && this.taken >= max && this.inFlight.size === 0) this.requestStop();
+      this.drain.touch();
+      if (this.drain.reached() && this.inFlight.size === 0) this.requestStop();
       this.slotFreed?.();
     }
   }
@@ -265,24 +262,17 @@ export class Consumer {
    */
   private startIdleClock(): void {
     this.stopIdleClock();
-    this.lastActivity = Date.now();
+    this.drain.touch();
     this.armIdle();
   }
 
   private stopIdleClock(): void {
-    clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
+    this.drain.disarm();
   }
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
   private armIdle(): void {
-    const idleMs = this.limits.idleMs;
-    if (idleMs === undefined || this.stopping) return;
-    const left = this.lastActivity + idleMs - Date.now();
-    this.idleTimer = setTimeout(() => {
-      if (this.inFlight.size === 0 && Date.now() - this.lastActivity >= idleMs) this.requestStop();
-      else this.armIdle();
-    }, Math.max(10, left));
+    this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
   }
 
   private async finish(lane: MutableLane): Promise<void> {

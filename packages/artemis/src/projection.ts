@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import rhea, { type Message as AmqpMessage } from 'rhea';
-import type { ArtemisProjection, HeaderValue } from '@babelqueue/core';
+import type { HeaderValue } from '@babelqueue/core';
+import type { ArtemisProjection } from '@babelqueue/core/binding';
 
 /** Message annotation carrying the URN: JMSType in the AMQP-JMS mapping. */
 export const JMS_TYPE_ANNOTATION = 'x-opt-jms-type';

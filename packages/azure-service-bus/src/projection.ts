@@ -1,12 +1,12 @@
 import type { ServiceBusMessage, ServiceBusReceivedMessage } from '@azure/service-bus';
 import rhea from 'rhea';
+import { type HeaderValue } from '@babelqueue/core';
 import {
   nativeSchemaVersion,
   projectAsb,
   type EnvelopeProjection,
-  type HeaderValue,
   type Riders,
-} from '@babelqueue/core';
+} from '@babelqueue/core/binding';
 
 /** The version-gate property (an AMQP-typed application property). */
 export const SCHEMA_VERSION_PROPERTY = 'bq-schema-version';

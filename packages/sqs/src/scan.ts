@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger, ScannedRecord } from '@babelqueue/core';
-import { headersOf } from './attributes.js';
+import { headersOf } from './projection.js';
 import { describe } from './aws-errors.js';
 import type { QueueInfo } from './queues.js';
 import type { SettleBatcher } from './settle-batcher.js';

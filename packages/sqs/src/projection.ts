@@ -1,5 +1,5 @@
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { NO_PROJECTION, projectSqs, recordProjection, SQS_MAX_ATTRIBUTES } from '@babelqueue/core';
+import { NO_PROJECTION, projectSqs, recordProjection, SQS_MAX_ATTRIBUTES } from '@babelqueue/core/binding';
 
 /** SQS MessageAttributes as the client sends and receives them. */
 export type Attributes = Record<string, MessageAttributeValue>;

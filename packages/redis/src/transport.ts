@@ -1,11 +1,8 @@
 import {
-  connectWithin,
   consoleLogger,
   maskUrl,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type PublishOutcome,
@@ -15,8 +12,9 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { Cluster, type Redis } from 'ioredis';
-import { connect, DEFAULT_URL } from './connect.js';
-import { consumeLoop } from './consume/consume-loop.js';
+import { connectWithin, type BindingRules, type Delivery } from '@babelqueue/core/binding';
+import { connect, DEFAULT_URL } from './connection.js';
+import { consumeLoop } from './consume-loop.js';
 import type { Reserver } from './consume/reserver.js';
 import type { Layout } from './layouts/layout.js';
 import { LegacyLayout } from './layouts/legacy-layout.js';

@@ -1,29 +1,31 @@
 import {
   ConfigurationError,
-  connectWithin,
   DLQ_SUFFIX,
   dlqName,
-  outcomesOf,
-  projectKafka,
-  type BindingRules,
   type ConnectOptions,
   type ConsumeOptions,
-  type Delivery,
   type Logger,
   type OutgoingMessage,
   type PublishOutcome,
-  type RawPublishOptions,
   type ScannedRecord,
   type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
+import {
+  connectWithin,
+  outcomesOf,
+  projectKafka,
+  type BindingRules,
+  type Delivery,
+  type RawPublishOptions,
+} from '@babelqueue/core/binding';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaConnection, type KafkaConnectionOptions, type KafkaRecord } from './connection.js';
-import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.js';
+import { describe, runConsumerLoop, type ConsumerTuning } from './consume-loop.js';
 import { DrainWatch } from './drain-watch.js';
-import { KafkaHeader } from './headers.js';
-import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
+import { KafkaHeader } from './projection.js';
+import { KafkaDelivery, type RecordWrite } from './delivery.js';
 import { SETTLED, type Ordering, type RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';

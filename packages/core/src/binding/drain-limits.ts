@@ -1,0 +1,54 @@
+import type { ConsumeOptions } from '../transport/transport.js';
+
+/**
+ * The drain limits of one `consume` call in a push loop (RabbitMQ, Pulsar,
+ * Artemis): stop after `maxMessages` deliveries were handed over, or after
+ * `idleMs` without a delivery and with nothing in flight. The loop keeps its
+ * own slots and stop; this keeps the count, the last activity and the idle timer.
+ */
+export class DrainLimits {
+  /** Deliveries handed over so far. */
+  taken = 0;
+  private lastActivity = Date.now();
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly limits: Pick<ConsumeOptions, 'maxMessages' | 'idleMs'>) {}
+
+  /** True once `maxMessages` deliveries were handed over. */
+  reached(): boolean {
+    const max = this.limits.maxMessages;
+    return max !== undefined && this.taken >= max;
+  }
+
+  /** How many more deliveries may be handed over (Infinity without `maxMessages`). */
+  left(): number {
+    const max = this.limits.maxMessages;
+    return max === undefined ? Infinity : max - this.taken;
+  }
+
+  /** A delivery came or finished: the idle clock starts again. */
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /**
+   * Calls `stop` once `idleMs` passed since the last activity with nothing in
+   * flight (`busy()` false); checks again later while busy. Nothing without
+   * `idleMs` or once `stopping()`.
+   */
+  armIdle(stopping: () => boolean, busy: () => boolean, stop: () => void): void {
+    const idleMs = this.limits.idleMs;
+    if (idleMs === undefined || stopping()) return;
+    const left = this.lastActivity + idleMs - Date.now();
+    this.idleTimer = setTimeout(() => {
+      if (!busy() && Date.now() - this.lastActivity >= idleMs) stop();
+      else this.armIdle(stopping, busy, stop);
+    }, Math.max(10, left));
+  }
+
+  /** Stops the idle timer. */
+  disarm(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+}
