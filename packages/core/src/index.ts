@@ -50,7 +50,7 @@ export type { Outcome } from './settlement/outcome.js';
 export type { Verdict } from './settlement/verdict.js';
 export type { Decision, DeadLetterReason, RetryRule } from './settlement/decision.js';
 export type { BindingRules } from './settlement/binding-rules.js';
-export { DeadLetterWriteError } from './transport/transport.js';
+export { DeadLetterWriteError, TransportClosedError } from './transport/transport.js';
 export type {
   BrowseOptions,
   ConnectOptions,

@@ -269,7 +269,12 @@ export interface Transport {
    * after every in-flight `onDelivery` has settled.
    */
   consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void>;
-  /** Releases connections. Idempotent. */
+  /**
+   * Releases connections and stops running consume loops (their in-flight
+   * deliveries settle first). Terminal: a second call is a no-op, and publish
+   * or consume afterwards rejects with {@link TransportClosedError}; make a new
+   * transport to start again.
+   */
   close(): Promise<void>;
 }
 
@@ -278,5 +283,13 @@ export class DeadLetterWriteError extends Error {
   override readonly name = 'DeadLetterWriteError';
   constructor(readonly queue: string, options?: { cause?: unknown }) {
     super(`dead-letter write to "${queue}" failed; the message is left unsettled for redelivery`, options);
+  }
+}
+
+/** Thrown by a transport's publish and consume calls after `close()`: a closed transport never reopens. */
+export class TransportClosedError extends Error {
+  override readonly name = 'TransportClosedError';
+  constructor(readonly binding: string) {
+    super(`the ${binding} transport is closed`);
   }
 }
