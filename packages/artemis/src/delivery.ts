@@ -3,7 +3,6 @@ import {
   DeadLetterWriteError,
   nativeSchemaVersion,
   projectArtemis,
-  reconcileArtemisAttempts,
   recordProjection,
   withAttempts,
   type Decision,
@@ -76,9 +75,9 @@ export class ArtemisDelivery implements Delivery {
     this.deliveryCount = Number.isSafeInteger(count) && count >= 0 ? count : 0;
   }
 
-  /** `max(body.attempts, delivery-count)`: the AMQP count is 0-based, so no −1 (seed 000). */
-  reconcileAttempts(bodyAttempts: number): number {
-    return reconcileArtemisAttempts(bodyAttempts, this.deliveryCount);
+  /** The AMQP delivery-count, reconciled as `max(body.attempts, delivery-count)`: 0-based, so no −1 (seed 000; ARTEMIS_RULES.attempts). */
+  get nativeAttempts(): number {
+    return this.deliveryCount;
   }
 
   async settle(decision: Decision): Promise<void> {

@@ -10,6 +10,7 @@ export const ARTEMIS_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'drop',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'drop',
+  attempts: { kind: 'max', native: 'delivery-count', offset: 0 },
 };
 
 /**

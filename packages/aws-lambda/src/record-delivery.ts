@@ -1,7 +1,6 @@
 import {
   DeadLetterWriteError,
   nativeSchemaVersion,
-  reconcileSqsAttempts,
   type Decision,
   type Delivery,
   type Logger,
@@ -55,9 +54,9 @@ export class RecordDelivery implements Delivery {
     if (version !== undefined) this.nativeSchemaVersion = version;
   }
 
-  /** As the SQS binding: `max(body.attempts, ApproximateReceiveCount − 1)`; an absent or non-numeric count is ignored. */
-  reconcileAttempts(bodyAttempts: number): number {
-    return reconcileSqsAttempts(bodyAttempts, this.record.attributes?.ApproximateReceiveCount);
+  /** `ApproximateReceiveCount`, reconciled by the SQS binding's rules: `max(body.attempts, ApproximateReceiveCount − 1)`. */
+  get nativeAttempts(): string | undefined {
+    return this.record.attributes?.ApproximateReceiveCount;
   }
 
   async settle(decision: Decision): Promise<void> {

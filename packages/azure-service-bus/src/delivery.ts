@@ -3,7 +3,6 @@ import { isServiceBusError, type ServiceBusReceivedMessage, type ServiceBusRecei
 import {
   DeadLetterWriteError,
   isVersionGated,
-  reconcileAsbAttempts,
   recordProjection,
   withAttempts,
   type Decision,
@@ -81,9 +80,9 @@ export class AsbDelivery implements Delivery {
    * @azure/service-bus hands that raw header over as `deliveryCount`, so the 1-based
    * DeliveryCount is `deliveryCount + 1` and the floor is the raw count itself.
    */
-  reconcileAttempts(bodyAttempts: number): number {
+  get nativeAttempts(): number | undefined {
     const raw = this.message.deliveryCount;
-    return reconcileAsbAttempts(bodyAttempts, raw === undefined ? undefined : raw + 1);
+    return raw === undefined ? undefined : raw + 1;
   }
 
   async settle(decision: Decision): Promise<void> {

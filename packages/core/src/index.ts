@@ -119,6 +119,7 @@ export {
   bodyAttempts,
   reconcileArtemisAttempts,
   reconcileAsbAttempts,
+  reconcileAttempts,
   reconcileJmsAttempts,
   reconcileKafkaAttempts,
   reconcilePulsarAttempts,

@@ -84,6 +84,8 @@ export const KAFKA_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'bounded-retry',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'bounded-retry',
+  attempts: { kind: 'native-else-body', native: 'bq-attempts' },
+  delayAdvice: 'on Kafka the retry tier decides the delay (retryTiersMs)',
 };
 
 /**

@@ -2,7 +2,6 @@ import type { Message } from '@aws-sdk/client-sqs';
 import {
   DeadLetterWriteError,
   nativeSchemaVersion,
-  reconcileSqsAttempts,
   type Decision,
   type Delivery,
   type Logger,
@@ -79,9 +78,9 @@ export class SqsDelivery implements Delivery {
     });
   }
 
-  /** SQS: `max(body.attempts, ApproximateReceiveCount − 1)`; an absent or non-numeric count is ignored. */
-  reconcileAttempts(bodyAttempts: number): number {
-    return reconcileSqsAttempts(bodyAttempts, this.message.Attributes?.ApproximateReceiveCount);
+  /** `ApproximateReceiveCount`, reconciled as `max(body.attempts, ApproximateReceiveCount − 1)` (SQS_RULES.attempts). */
+  get nativeAttempts(): string | undefined {
+    return this.message.Attributes?.ApproximateReceiveCount;
   }
 
   async settle(decision: Decision): Promise<void> {

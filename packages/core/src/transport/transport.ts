@@ -1,5 +1,6 @@
 import type { Decision } from '../settlement/decision.js';
 import type { BindingRules } from '../settlement/binding-rules.js';
+import type { NativeCount } from '../retry/reconcile.js';
 
 /**
  * Native metadata values a transport may carry beside the body (AMQP headers
@@ -66,8 +67,12 @@ export interface Delivery {
    * restore) passes it to `publishRaw` so that null stays null.
    */
   readonly nullValue?: boolean;
-  /** The binding's attempts reconciliation: native count combined with the body's. */
-  reconcileAttempts(bodyAttempts: number): number;
+  /**
+   * The broker's own delivery counter as it reported it (the field the
+   * binding's `BindingRules.attempts` names), undefined where the broker keeps
+   * none. The runtime reconciles it with the body's count by that formula.
+   */
+  readonly nativeAttempts?: NativeCount;
   /**
    * Executes a decision. A `dead-letter` decision must write the record first and
    * settle only after the write succeeded; if the write fails it must leave the

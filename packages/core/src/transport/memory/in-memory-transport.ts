@@ -46,6 +46,7 @@ const RULES: BindingRules = {
   poisonWithoutDeadLetter: 'drop',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'drop',
+  attempts: { kind: 'max', native: 'redeliveries', offset: 0 },
 };
 
 /**
@@ -232,7 +233,8 @@ class MemoryDelivery implements Delivery {
   readonly key: Buffer | null;
   readonly nativeSchemaVersion: string | undefined;
   /** Redeliveries when it was taken: later expiries do not change this delivery's count. */
-  private readonly redeliveries: number;
+  /** How often the broker handed this message out before (0-based); reconciled as `max(body, redeliveries)`. */
+  readonly nativeAttempts: number;
   private readonly release: () => void;
 
   constructor(
@@ -246,16 +248,11 @@ class MemoryDelivery implements Delivery {
     this.headers = message.headers;
     this.key = message.key;
     this.nativeSchemaVersion = nativeSchemaVersion(message.headers['bq-schema-version']);
-    this.redeliveries = message.redeliveries;
+    this.nativeAttempts = message.redeliveries;
     this.release = keeper.hold(async () => leases.renew(leaseId));
     // Own, bound functions, as a plain delivery object has: they keep working
     // when taken off the delivery (`{ ...delivery }`, `const { settle } = delivery`).
-    this.reconcileAttempts = this.reconcileAttempts.bind(this);
     this.settle = this.settle.bind(this);
-  }
-
-  reconcileAttempts(bodyAttempts: number): number {
-    return Math.max(bodyAttempts, this.redeliveries);
   }
 
   settle(decision: Decision): Promise<void> {
