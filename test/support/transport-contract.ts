@@ -173,14 +173,14 @@ export function transportContract(preset: ContractPreset): void {
         await waitDepth(queue, 0);
       });
 
-      it('publishMany: every message handled, in order on one consumer', async () => {
+      it('publishMany: every message handled once (a standard SQS queue keeps no order)', async () => {
         const queue = await lab.queue('many');
         const { app: a } = app(queue);
         const seen: number[] = [];
         a.handle(URN, (data: { n: number }) => void seen.push(data.n));
         await a.publishMany(URN, [{ n: 1 }, { n: 2 }, { n: 3 }]);
         assert.equal(await a.consume({ maxMessages: 3, idleMs }), 3);
-        assert.deepEqual(seen, [1, 2, 3]);
+        assert.deepEqual([...seen].sort(), [1, 2, 3]);
       });
     });
 
@@ -410,10 +410,10 @@ export function transportContract(preset: ContractPreset): void {
         a.handle(URN, (data: { n: number }) => void seen.push(data.n));
         for (let n = 1; n <= 3; n++) await a.publish(URN, { n });
         assert.equal(await a.consume({ maxMessages: 2, idleMs }), 2);
-        assert.deepEqual(seen, [1, 2]);
+        assert.equal(seen.length, 2);
         await waitDepth(queue, 1);
         assert.equal(await a.consume({ maxMessages: 5, idleMs: 1500 }), 1, 'the idle bound ends the drain once the queue is empty');
-        assert.deepEqual(seen, [1, 2, 3]);
+        assert.deepEqual([...seen].sort(), [1, 2, 3], "each once (a standard SQS queue keeps no order)");
       });
     });
 
