@@ -6,7 +6,7 @@ import {
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import { alreadySettled, type Delivery, type Holds, nativeSchemaVersion, projectArtemis, reconcileArtemisAttempts, recordProjection } from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, type Holds, nativeSchemaVersion, projectArtemis, recordProjection } from '@babelqueue/core/binding';
 import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './projection.js';
 import type { Publisher } from './publisher.js';
 
@@ -71,9 +71,9 @@ export class ArtemisDelivery implements Delivery {
     this.deliveryCount = Number.isSafeInteger(count) && count >= 0 ? count : 0;
   }
 
-  /** `max(body.attempts, delivery-count)`: the AMQP count is 0-based, so no −1 (seed 000). */
-  reconcileAttempts(bodyAttempts: number): number {
-    return reconcileArtemisAttempts(bodyAttempts, this.deliveryCount);
+  /** The AMQP delivery-count, reconciled as `max(body.attempts, delivery-count)`: 0-based, so no −1 (seed 000; ARTEMIS_RULES.attempts). */
+  get nativeAttempts(): number {
+    return this.deliveryCount;
   }
 
   async settle(decision: Decision): Promise<void> {

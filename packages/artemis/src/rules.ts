@@ -11,6 +11,7 @@ export const ARTEMIS_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'drop',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'drop',
+  attempts: { kind: 'max', native: 'delivery-count', offset: 0 },
 };
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import rhea, { type Message as AmqpMessage } from 'rhea';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
 import { projectArtemis, recordProjection } from '@babelqueue/core/binding';
 import { ArtemisTransport, type ArtemisTransportOptions } from '@babelqueue/artemis';
 import { artemis, artemisUrl, captureLogger, envelope, Raw, uniqueQueue } from './support/artemis.js';
@@ -46,21 +46,6 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     };
   }
 
-  it('accepts a handled message; riders and the bq_ properties reach the handler', async () => {
-    const { queue, dlq } = names('ack');
-    const { app: a } = app(queue, { deadLetter: true });
-    const seen: Message[] = [];
-    a.handle(URN, (_data, message) => void seen.push(message));
-    await a.publish(URN, { order_id: 1 }, { headers: { traceparent: TP } });
-    assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-    await a.close();
-    assert.equal(seen[0]!.attempts, 1);
-    assert.equal(seen[0]!.headers.traceparent, TP);
-    assert.equal(seen[0]!.headers.bq_attempts, '0');
-    assert.equal(await raw.count(queue), 0);
-    assert.equal(await raw.count(dlq), 0);
-  });
-
   it('a failing handler is settled modified: Artemis counts each redelivery (delivery-count), the body stays as sent; at the cap the DLQ record carries the counted attempt', async () => {
     const { queue, dlq } = names('exhaust');
     const { body, projection } = envelope(URN, { order_id: 3 }, queue);
@@ -94,23 +79,6 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     assert.equal(m.durable, true);
     assert.equal(m.application_properties?.bq_attempts, '3', 'the native projection agrees with the record');
     assert.equal(m.application_properties?.traceparent, TP);
-  });
-
-  it('drops an exhausted message when dead-lettering is off', async () => {
-    const { queue, dlq } = names('exhaust-drop');
-    const { app: a, logger } = app(queue, { maxAttempts: 2 });
-    let calls = 0;
-    a.handle(URN, () => {
-      calls += 1;
-      throw new Error('no');
-    });
-    await a.publish(URN, {});
-    assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
-    await a.close();
-    assert.equal(calls, 2);
-    assert.equal(await raw.count(queue), 0);
-    assert.equal(await raw.count(dlq), 0);
-    assert.match(logger.text(), /dropped/);
   });
 
   it('a backoff re-sends the copy with x-opt-delivery-time and the attempts in the body; it arrives no earlier than the delay', async () => {
@@ -251,21 +219,6 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     });
   });
 
-  it('an UnrecoverableError skips the remaining attempts: dead-lettered on attempt 1', async () => {
-    const { queue, dlq } = names('unrecoverable');
-    const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true });
-    a.handle(URN, () => {
-      throw new UnrecoverableError('card declined');
-    });
-    await a.publish(URN, {});
-    assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-    await a.close();
-    const [record] = await raw.take(dlq);
-    const block = JSON.parse(record!.body.toString('utf8')).dead_letter;
-    assert.deepEqual([block.reason, block.attempts, block.exception], ['failed', 1, 'UnrecoverableError']);
-    assert.equal(await raw.count(queue), 0);
-  });
-
   it('a handler past handlerTimeoutMs is failed (retry path) and its signal aborted', async () => {
     const { queue } = names('timeout');
     const { app: a } = app(queue, { maxAttempts: 3, handlerTimeoutMs: 150 });
@@ -284,64 +237,6 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     assert.deepEqual(attempts, [1, 2]);
     assert.ok(aborted, 'the handler saw its signal aborted');
     assert.equal(await raw.count(queue), 0);
-  });
-
-  describe('unknown URN', () => {
-    const NOBODY = 'urn:babel:nobody:home';
-
-    it('fail: retried like a failure, then dead-lettered as unknown_urn with the counted attempt', async () => {
-      const { queue, dlq } = names('urn-fail');
-      const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'fail' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
-      await a.close();
-      const [record] = await raw.take(dlq);
-      const parsed = JSON.parse(record!.body.toString('utf8'));
-      assert.deepEqual([parsed.dead_letter.reason, parsed.dead_letter.attempts], ['unknown_urn', 2]);
-      assert.equal(record!.message.message_annotations?.['x-opt-jms-type'], NOBODY, 'the record keeps its route');
-    });
-
-    it('delete: accepted and dropped', async () => {
-      const { queue, dlq } = names('urn-delete');
-      const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      assert.equal(await raw.count(queue), 0);
-      assert.equal(await raw.count(dlq), 0);
-    });
-
-    it('release: redelivered after the release delay (re-sent with x-opt-delivery-time), then dead-lettered at the cap', async () => {
-      const { queue, dlq } = names('urn-release');
-      const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 200 });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
-      await a.close();
-      const [record] = await raw.take(dlq);
-      const parsed = JSON.parse(record!.body.toString('utf8'));
-      assert.deepEqual([parsed.dead_letter.reason, parsed.attempts], ['unknown_urn', 2]);
-    });
-
-    it('dead_letter: written to the DLQ on the first delivery', async () => {
-      const { queue, dlq } = names('urn-dl');
-      const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'dead_letter' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      const [record] = await raw.take(dlq);
-      const parsed = JSON.parse(record!.body.toString('utf8'));
-      assert.deepEqual([parsed.dead_letter.reason, parsed.dead_letter.attempts], ['unknown_urn', 1]);
-    });
-
-    it('dead_letter without a DLQ degrades to delete', async () => {
-      const { queue, dlq } = names('urn-dl-off');
-      const { app: a } = app(queue, { onUnknownUrn: 'dead_letter' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      assert.equal(await raw.count(queue), 0);
-      assert.equal(await raw.count(dlq), 0);
-    });
   });
 
   describe('poison: settled on the first delivery, never handed to a handler', () => {
@@ -399,27 +294,6 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
       });
     }
 
-    it('without a DLQ: accepted, dropped and logged (never retried, the body never logged)', async () => {
-      const { queue, dlq } = names('poison-drop');
-      await raw.send(queue, foreign('not json {'));
-      const { app: a, logger } = app(queue, { maxAttempts: 5 });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      assert.equal(await raw.count(queue), 0);
-      assert.equal(await raw.count(dlq), 0);
-      assert.match(logger.text(), /dropped.*poison/);
-      assert.doesNotMatch(logger.text(), /not json \{/);
-    });
-
-    it('on_unknown_urn delete: dropped even with a DLQ', async () => {
-      const { queue, dlq } = names('poison-delete');
-      await raw.send(queue, foreign('not json {'));
-      const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      assert.equal(await raw.count(queue), 0);
-      assert.equal(await raw.count(dlq), 0);
-    });
   });
 
   describe('version gate on bq_schema_version', () => {

@@ -1,5 +1,5 @@
 import { DeadLetterWriteError, type Decision, type Logger } from '@babelqueue/core';
-import { nativeSchemaVersion, reconcileSqsAttempts, type Delivery } from '@babelqueue/core/binding';
+import { nativeSchemaVersion, type Delivery } from '@babelqueue/core/binding';
 import { MAX_VISIBILITY_SECONDS, type SqsTransport } from '@babelqueue/sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { headersOfRecord, messageOfRecord } from './record.js';
@@ -49,9 +49,9 @@ export class RecordDelivery implements Delivery {
     if (version !== undefined) this.nativeSchemaVersion = version;
   }
 
-  /** As the SQS binding: `max(body.attempts, ApproximateReceiveCount − 1)`; an absent or non-numeric count is ignored. */
-  reconcileAttempts(bodyAttempts: number): number {
-    return reconcileSqsAttempts(bodyAttempts, this.record.attributes?.ApproximateReceiveCount);
+  /** `ApproximateReceiveCount`, reconciled by the SQS binding's rules: `max(body.attempts, ApproximateReceiveCount − 1)`. */
+  get nativeAttempts(): string | undefined {
+    return this.record.attributes?.ApproximateReceiveCount;
   }
 
   async settle(decision: Decision): Promise<void> {

@@ -7,7 +7,7 @@ import {
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import { alreadySettled, type Delivery, type EnvelopeProjection, isVersionGated, reconcileAsbAttempts, recordProjection } from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, type EnvelopeProjection, isVersionGated, recordProjection } from '@babelqueue/core/binding';
 import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './projection.js';
 
 /** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */
@@ -77,9 +77,9 @@ export class AsbDelivery implements Delivery {
    * @azure/service-bus hands that raw header over as `deliveryCount`, so the 1-based
    * DeliveryCount is `deliveryCount + 1` and the floor is the raw count itself.
    */
-  reconcileAttempts(bodyAttempts: number): number {
+  get nativeAttempts(): number | undefined {
     const raw = this.message.deliveryCount;
-    return reconcileAsbAttempts(bodyAttempts, raw === undefined ? undefined : raw + 1);
+    return raw === undefined ? undefined : raw + 1;
   }
 
   async settle(decision: Decision): Promise<void> {

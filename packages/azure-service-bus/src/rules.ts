@@ -13,6 +13,7 @@ export const ASB_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'native',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'native',
+  attempts: { kind: 'max', native: 'DeliveryCount', offset: -1 },
 };
 
 /**

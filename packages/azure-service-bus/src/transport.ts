@@ -264,7 +264,8 @@ export class AzureServiceBusTransport implements Transport {
     return count;
   }
 
-  consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+  async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    // Async, so a closed transport rejects the call rather than throwing from it.
     this.assertOpen();
     const signal = AbortSignal.any([options.signal, this.stop.signal]);
     const run = this.run(queue, onDelivery, { ...options, signal });

@@ -3,8 +3,7 @@
 // the same official client.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
-import { type Delivery } from '@babelqueue/core/binding';
+import { createApp, UnrecoverableError, withAttempts, type AppOptions } from '@babelqueue/core';
 import { AzureServiceBusTransport, POISON_REASON, VERSION_GATE_REASON } from '@babelqueue/azure-service-bus';
 import { asb, bytesOf, captureLogger, configureQueue, envelope, isStandIn, peekWire, Raw, uniqueQueue } from './support/lab.js';
 import { until } from '../../../test/support/until.js';
@@ -37,24 +36,6 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     return { app: createApp({ transport, queue, logger, ...options }), transport, logger };
   }
 
-  it('completes a handled message; the body and the projection arrive as sent', async () => {
-    const { queue, dlq } = await names('ack');
-    const { app: a } = app(queue, { deadLetter: true });
-    const seen: Message[] = [];
-    a.handle(URN, (_data, message) => void seen.push(message));
-    try {
-      await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-    } finally {
-      await a.close();
-    }
-    assert.equal(seen[0]!.attempts, 1);
-    assert.equal(seen[0]!.headers.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-    assert.equal(seen[0]!.headers['bq-schema-version'], 1);
-    assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), []);
-    assert.deepEqual(await raw.drain(dlq, { waitMs: 300 }), []);
-  });
-
   it('abandons a failing handler: attempts reconciled from DeliveryCount, then <queue>.dlq with the counted attempt', async () => {
     const { queue, dlq } = await names('exhaust');
     const { app: a, transport } = app(queue, { deadLetter: true, maxAttempts: 3 });
@@ -82,24 +63,6 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     assert.equal(record!.subject, URN);
     assert.equal(record!.messageId, projection.messageId);
     assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), []);
-  });
-
-  it('with dead-lettering off, a message that reaches max attempts is completed and dropped', async () => {
-    const { queue, dlq } = await names('drop');
-    const { app: a, logger } = app(queue, { maxAttempts: 2 });
-    a.handle(URN, () => {
-      throw new Error('boom');
-    });
-    try {
-      await a.publish(URN, { order_id: 3 });
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
-    } finally {
-      await a.close();
-    }
-    assert.ok(logger.lines.some((l) => l.level === 'error' && l.message.startsWith('dropped')), `a loud drop line:\n${logger.text()}`);
-    assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), []);
-    assert.deepEqual(await raw.drain(dlq, { waitMs: 300 }), []);
-    assert.deepEqual(await raw.drain(queue, { subQueue: 'deadLetter', waitMs: 300 }), []);
   });
 
   it("the entity's MaxDeliveryCount moves an abandoned message to $DeadLetterQueue (no App cap)", async () => {
@@ -167,31 +130,6 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     assert.equal(fatal.dead_letter.attempts, 1);
     assert.equal(fatal.dead_letter.exception, 'UnrecoverableError');
     assert.equal(slow.dead_letter.attempts, 2, 'the slow one timed out twice');
-  });
-
-  describe('unknown URNs', () => {
-    for (const strategy of ['delete', 'dead_letter', 'fail', 'release'] as const) {
-      it(strategy, async () => {
-        const { queue, dlq } = await names(`urn-${strategy}`);
-        const { app: a } = app(queue, { deadLetter: true, maxAttempts: 2, onUnknownUrn: strategy });
-        a.handle('urn:babel:other:thing', () => undefined);
-        try {
-          await a.publish('urn:babel:nobody:handles', { n: 1 });
-          const expected = strategy === 'delete' || strategy === 'dead_letter' ? 1 : 2;
-          assert.equal(await a.consume({ maxMessages: expected, idleMs: IDLE_MS }), expected);
-        } finally {
-          await a.close();
-        }
-        const records = await raw.drain(dlq, { waitMs: 500 });
-        if (strategy === 'delete') assert.equal(records.length, 0);
-        else {
-          const parsed = JSON.parse(bytesOf(records[0]!).toString('utf8'));
-          assert.equal(parsed.dead_letter.reason, 'unknown_urn');
-          assert.equal(parsed.dead_letter.attempts, strategy === 'dead_letter' ? 1 : 2);
-        }
-        assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), []);
-      });
-    }
   });
 
   const POISON: [string, Buffer][] = [
@@ -356,27 +294,6 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     assert.deepEqual(await raw.drain(queue, { waitMs: 300 }), [], 'the second completion ended it');
   });
 
-  it('a delivery left unsettled when its consume loop ends is renewed no more: its lock lapses and it is redelivered', async () => {
-    const { queue } = await names('lapse', { lockDurationMs: 1_000 });
-    const transport = new AzureServiceBusTransport({ connectionString: url, logger: captureLogger(), lockDurationMs: 1_000 });
-    const { body, projection } = envelope(URN, { n: 1 }, queue);
-    try {
-      await transport.publish({ body, queue, projection });
-      const left: Delivery[] = [];
-      await transport.consume(queue, async (delivery) => void left.push(delivery), {
-        concurrency: 1, signal: new AbortController().signal, maxMessages: 1, idleMs: IDLE_MS,
-      });
-      assert.equal(left.length, 1, 'one delivery handed over and never settled');
-      // The transport stays open: only the end of the loop may stop the renewals
-      // (the SDK would otherwise renew the lock for maxLockRenewalMs, 5 minutes).
-      const [again] = await raw.drain(queue, { max: 1, waitMs: 20_000 });
-      assert.ok(again, 'redelivered once its lock lapsed');
-      assert.equal(again.deliveryCount, 1, 'the lapsed lock counted a delivery');
-    } finally {
-      await transport.close();
-    }
-  });
-
   it('shutdown leaves an in-flight message unsettled: abandoned and redelivered', async () => {
     const { queue } = await names('shutdown');
     const { app: a } = app(queue, { shutdownTimeoutMs: 200 });
@@ -417,17 +334,4 @@ describe('Azure Service Bus settlement through the App', { skip: asb.skip }, () 
     assert.ok(most > 1 && most <= 3, `at most 3 at once, more than 1 (saw ${most})`);
   });
 
-  it('close() during consume stops the loop and resolves', async () => {
-    const { queue } = await names('close');
-    const { app: a, transport } = app(queue);
-    a.handle(URN, () => undefined);
-    // Connected first, so the close meets the consume loop, not a connect still under way on a busy machine.
-    await transport.connect({ timeoutMs: 120_000 });
-    const run = a.run();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await transport.close();
-    await run;
-    await a.close();
-    await transport.close();
-  });
 });

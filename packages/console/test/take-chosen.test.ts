@@ -18,7 +18,7 @@ class TombstoneTransport extends InMemoryTransport {
       headers: d.headers,
       key: d.key ?? null,
       nullValue: d.body.length === 0,
-      reconcileAttempts: (n) => d.reconcileAttempts(n),
+      nativeAttempts: d.nativeAttempts,
       settle: (decision) => d.settle(decision),
     }), options);
   }

@@ -84,6 +84,7 @@ export {
   reconcileKafkaAttempts,
   reconcilePulsarAttempts,
   reconcileSqsAttempts,
+  reconcileAttempts,
 } from './retry/reconcile.js';
 export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
 export { dlqName, sqsDlqName, DLQ_SUFFIX, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';

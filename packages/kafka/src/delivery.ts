@@ -86,9 +86,10 @@ export class KafkaDelivery implements Delivery {
     return (this.#headers ??= deliveryHeaders(this.record.headers));
   }
 
-  /** Kafka: the `bq-attempts` header when present, else the body's count (not a max). */
-  reconcileAttempts(bodyAttempts: number): number {
-    return kafkaAttempts(this.record.headers, bodyAttempts);
+  /** The `bq-attempts` header: when present it is the count, else the body's (not a max; KAFKA_RULES.attempts). */
+  get nativeAttempts(): number | undefined {
+    const count = kafkaAttempts(this.record.headers, -1);
+    return count < 0 ? undefined : count;
   }
 
   /**

@@ -89,7 +89,8 @@ export async function* scanTopic(kafka: Kafka, admin: Admin, topic: string, grou
     consumer.seek({ topic, partition: first.partition, offset: String(first.start) });
     for (;;) {
       const next = await feed.next(STALL_MS, () => `Kafka scan of ${topic}: no record arrived for ${STALL_MS} ms (partition ${plan[current]?.partition})`);
-      if (next === undefined) return;
+      // An abort ends the scan at once, records already fetched included.
+      if (next === undefined || options.signal?.aborted === true) return;
       yield { body: next.body, headers: next.headers, key: next.key, index: index++, location: next.location };
     }
   } finally {

@@ -2,6 +2,7 @@ import {
   ConfigurationError,
   DLQ_SUFFIX,
   dlqName,
+  TransportClosedError,
   type ConnectOptions,
   type ConsumeOptions,
   type Logger,
@@ -85,6 +86,8 @@ export const KAFKA_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'bounded-retry',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'bounded-retry',
+  attempts: { kind: 'native-else-body', native: 'bq-attempts' },
+  delayAdvice: 'on Kafka the retry tier decides the delay (retryTiersMs)',
 };
 
 /**
@@ -114,6 +117,7 @@ export class KafkaTransport implements Transport {
   private readonly ordering: Ordering;
   private readonly running = new Set<AbortController>();
   private readonly loops = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(options: KafkaTransportOptions) {
     const fromUrl = options.url !== undefined ? parseKafkaUrl(options.url) : undefined;
@@ -161,6 +165,7 @@ export class KafkaTransport implements Transport {
    * above the largest tier, the publish is refused.
    */
   async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
     await this.connection.write(this.record(message));
   }
 
@@ -172,6 +177,7 @@ export class KafkaTransport implements Transport {
    * have been written all the same: a retry can duplicate them).
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    this.assertOpen();
     // Each message's failure at its index (outcomesOf); a hole is a message that went through.
     const failures: unknown[] = new Array(messages.length);
     const records: KafkaRecord[] = [];
@@ -221,6 +227,7 @@ export class KafkaTransport implements Transport {
     headers: Readonly<Record<string, string>> = {},
     options: RawPublishOptions = {},
   ): Promise<void> {
+    this.assertOpen();
     if (options.nullValue === true && body.length > 0) {
       throw new ConfigurationError(`publishRaw to ${queue}: nullValue writes a null value, but a ${body.length}-byte body was given`);
     }
@@ -238,6 +245,7 @@ export class KafkaTransport implements Transport {
    * pauses its partition for `redeliveryDelayMs` and is delivered again.
    */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    this.assertOpen();
     if (options.signal.aborted) return;
     // A topic that is itself a DLQ (a drain, a redrive) grows no DLQ and no retry tiers of
     // its own: no tier topics, no re-inject consumer, and a retry of one of its records
@@ -375,11 +383,22 @@ export class KafkaTransport implements Transport {
     return ensureKafkaTopics(await this.connection.admin(), { topic: queue, retryTiersMs: this.retryTiersMs, ...options });
   }
 
-  /** Stops every consume loop (in-flight records settle and commit first) and disconnects. Idempotent. */
+  /**
+   * Stops every consume loop (in-flight records settle and commit first) and
+   * disconnects. Terminal: a second call is a no-op, and publishing or
+   * consuming afterwards rejects with `TransportClosedError` (the producer is
+   * never connected again).
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     for (const stop of this.running) stop.abort();
     await Promise.allSettled([...this.loops]);
     await this.connection.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransportClosedError('Kafka');
   }
 }
 

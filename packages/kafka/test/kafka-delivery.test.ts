@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DeadLetterWriteError } from '@babelqueue/core';
+import { reconcileAttempts } from '@babelqueue/core/binding';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaDelivery, type RecordWrite } from '../src/delivery.js';
+import { KAFKA_RULES } from '../src/transport.js';
 import { captureLogger } from '../../../test/support/capture-logger.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
@@ -46,12 +48,14 @@ describe('KafkaDelivery', () => {
     const d = new KafkaDelivery('orders', record({ headers: { 'bq-schema-version': b(' 2 '), 'bq-attempts': b('4') } }), harness().ctx);
     assert.equal(d.body.toString(), BODY);
     assert.equal(d.nativeSchemaVersion, ' 2 ', 'the raw text: the core gate reads it untrimmed');
-    assert.equal(d.reconcileAttempts(9), 4);
+    assert.equal(d.nativeAttempts, 4);
+    assert.equal(reconcileAttempts(KAFKA_RULES.attempts, 9, d.nativeAttempts), 4, 'the header wins, even when lower');
     assert.deepEqual(d.key, Buffer.from([0x00, 0xff, 0x10]));
     assert.deepEqual(d.headers, { 'bq-schema-version': ' 2 ', 'bq-attempts': '4' });
     const bare = new KafkaDelivery('orders', record({ headers: {}, value: null }), harness().ctx);
     assert.equal(bare.nativeSchemaVersion, undefined);
-    assert.equal(bare.reconcileAttempts(3), 3);
+    assert.equal(bare.nativeAttempts, undefined);
+    assert.equal(reconcileAttempts(KAFKA_RULES.attempts, 3, bare.nativeAttempts), 3);
     assert.equal(bare.body.length, 0, 'a null value is an empty (poison) body');
   });
 

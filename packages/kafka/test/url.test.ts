@@ -56,6 +56,8 @@ describe('kafka:// URLs', () => {
       poisonWithoutDeadLetter: 'bounded-retry',
       deleteStrategyDropsPoison: true,
       versionGateWithoutDeadLetter: 'bounded-retry',
+      attempts: { kind: 'native-else-body', native: 'bq-attempts' },
+      delayAdvice: 'on Kafka the retry tier decides the delay (retryTiersMs)',
     });
   });
 });

@@ -71,16 +71,15 @@ export class PulsarDelivery implements Delivery {
   }
 
   /**
-   * Pulsar: `max(body.attempts, redeliveryCount)` (0-based, no −1). A body
-   * that carries no count (poison on the bounded retry) is counted by the
-   * `bq-attempts` property its retry copies carry, or it would loop for ever:
-   * a re-published copy starts again at redelivery count 0.
+   * The redelivery count, reconciled as `max(body.attempts, RedeliveryCount)`
+   * (0-based, no −1; PULSAR_RULES.attempts). A body that carries no count
+   * (poison on the bounded retry) is counted by the `bq-attempts` property its
+   * retry copies carry, or it would loop for ever: a re-published copy starts
+   * again at redelivery count 0.
    */
-  reconcileAttempts(bodyAttempts: number): number {
-    const reconciled = reconcilePulsarAttempts(bodyAttempts, this.redeliveryCount);
-    if (bodyAttempts !== 0) return reconciled;
-    const carried = reconcilePulsarAttempts(0, this.properties[PulsarProperty.ATTEMPTS]);
-    return carried > reconciled && !this.isEnvelope() ? carried : reconciled;
+  get nativeAttempts(): number {
+    if (this.isEnvelope()) return this.redeliveryCount;
+    return Math.max(this.redeliveryCount, reconcilePulsarAttempts(0, this.properties[PulsarProperty.ATTEMPTS]));
   }
 
   async settle(decision: Decision): Promise<void> {

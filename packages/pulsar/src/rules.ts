@@ -13,6 +13,7 @@ export const PULSAR_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'bounded-retry',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'drop',
+  attempts: { kind: 'max', native: 'RedeliveryCount', offset: 0 },
 };
 
 /**

@@ -1,32 +1,12 @@
+// The scan contract every transport keeps is in test/support/transport-contract.ts (contract.test.ts);
+// here only what Pulsar alone has: a batching producer's entry.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { silentLogger, type ScannedRecord } from '@babelqueue/core';
 import { PulsarTransport } from '../src/index.js';
-import { scanContract } from '../../../test/support/scan-contract.js';
 import { within } from '../../../test/support/until.js';
 import { lab, RawPulsar, uniqueQueue } from './support/pulsar.js';
-
-describe('Pulsar scan and depth (the admin API peek of the subscription backlog)', { skip: lab.skip }, () => {
-  scanContract(async () => {
-    const transport = new PulsarTransport({ url: lab.url!, logger: silentLogger });
-    const raw = new RawPulsar(lab.url!);
-    const topics: string[] = [];
-    return {
-      transport,
-      queue: async () => {
-        const topic = uniqueQueue('bq-scan');
-        topics.push(topic);
-        await raw.subscribe(topic);
-        return topic;
-      },
-      close: async () => {
-        await transport.close();
-        await raw.cleanup(topics);
-      },
-    };
-  });
-});
 
 describe('Pulsar scan of a batching producer\'s entry', { skip: lab.skip }, () => {
   it('splits the stored batch into its messages, each with its own properties; depth counts the one entry', async () => {

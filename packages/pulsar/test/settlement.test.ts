@@ -3,7 +3,7 @@
 // poison, the version gate, a failed DLQ write, Exclusive subscriptions.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, withAttempts, type AppOptions } from '@babelqueue/core';
 import { projectPulsar, recordProjection } from '@babelqueue/core/binding';
 import { PulsarTransport, type PulsarTransportOptions } from '@babelqueue/pulsar';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
@@ -31,21 +31,6 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
   }
 
   const json = (body: Buffer) => JSON.parse(body.toString('utf8'));
-
-  it('acknowledges a handled message; the handler sees attempt 1 and the properties', async () => {
-    const { queue, dlq } = names('ack');
-    const { app: a } = app(queue, { deadLetter: true });
-    const seen: Message[] = [];
-    a.handle(URN, (_data, message) => void seen.push(message));
-    await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-    assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-    await a.close();
-    assert.equal(seen[0]!.attempts, 1);
-    assert.equal(seen[0]!.headers.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-    assert.equal(seen[0]!.headers['bq-attempts'], '0');
-    await raw.waitForBacklog(queue, 0);
-    assert.equal(await raw.backlog(dlq), 0);
-  });
 
   it('a retry re-publishes the bytes with attempts + 1 in the body and bq-attempts, keeps the routing properties, and acks the original', async () => {
     const { queue } = names('retry-copy');
@@ -133,23 +118,6 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     });
   });
 
-  it('exhausted with dead-lettering off: acknowledged, dropped and logged', async () => {
-    const { queue, dlq } = names('exhaust-drop');
-    const { app: a, logger } = app(queue, { maxAttempts: 2 });
-    let calls = 0;
-    a.handle(URN, () => {
-      calls += 1;
-      throw new Error('no');
-    });
-    await a.publish(URN, {});
-    assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
-    await a.close();
-    assert.equal(calls, 2);
-    await raw.waitForBacklog(queue, 0);
-    assert.equal(await raw.backlog(dlq), 0);
-    assert.match(logger.text(), /dropped: the message is gone/);
-  });
-
   it('Exclusive subscription: a nack does not advance the redelivery count there, yet the cap holds (the count travels in the message)', async () => {
     const { queue, dlq } = names('exclusive');
     const { app: a } = app(queue, { deadLetter: true }, { subscriptionType: 'Exclusive' });
@@ -223,20 +191,6 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
     assert.equal(parsed.dead_letter.reason, 'failed');
   });
 
-  it('UnrecoverableError: dead-lettered on attempt 1', async () => {
-    const { queue, dlq } = names('unrecoverable');
-    const { app: a } = app(queue, { deadLetter: true, maxAttempts: 5 });
-    a.handle(URN, () => {
-      throw new UnrecoverableError('negative amount');
-    });
-    await a.publish(URN, {});
-    assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-    await a.close();
-    const [record] = await raw.take(dlq, 1);
-    assert.deepEqual([json(record!.body).dead_letter.attempts, json(record!.body).dead_letter.exception], [1, 'UnrecoverableError']);
-    await raw.waitForBacklog(queue, 0);
-  });
-
   it('a handler timeout fails the attempt: retried and handled on attempt 2', async () => {
     const { queue } = names('timeout');
     const { app: a } = app(queue, { handlerTimeoutMs: 200 });
@@ -255,17 +209,6 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
   describe('unknown URN', () => {
     const NOBODY = 'urn:babel:nobody:home';
 
-    it('fail: retried like a failure, then dead-lettered as unknown_urn with the counted attempt', async () => {
-      const { queue, dlq } = names('urn-fail');
-      const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: 5000 }), 2);
-      await a.close();
-      const [record] = await raw.take(dlq, 1);
-      assert.deepEqual([json(record!.body).dead_letter.reason, json(record!.body).dead_letter.attempts], ['unknown_urn', 2]);
-      assert.equal(record!.properties['bq-job'], NOBODY, 'the record keeps the route it arrived on');
-    });
-
     it('release: re-published with the release delay (deliverAfterMs), then dead-lettered at the cap', async () => {
       const { queue, dlq } = names('urn-release');
       const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 300 });
@@ -277,27 +220,6 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
       assert.equal(record!.properties['bq-delay'], undefined, 'a record carries no delay');
     });
 
-    for (const [strategy, deadLetter] of [['delete', true], ['dead_letter', false]] as const) {
-      it(`${strategy}${deadLetter ? '' : ' without a DLQ'}: acknowledged and dropped`, async () => {
-        const { queue, dlq } = names(`urn-${strategy}`);
-        const { app: a } = app(queue, { deadLetter, onUnknownUrn: strategy });
-        await a.publish(NOBODY, {});
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-        await a.close();
-        await raw.waitForBacklog(queue, 0);
-        assert.equal(await raw.backlog(dlq), 0);
-      });
-    }
-
-    it('dead_letter: written to the DLQ on the first delivery', async () => {
-      const { queue, dlq } = names('urn-dl');
-      const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'dead_letter' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      const [record] = await raw.take(dlq, 1);
-      assert.deepEqual([json(record!.body).dead_letter.reason, json(record!.body).dead_letter.attempts], ['unknown_urn', 1]);
-    });
   });
 
   describe('poison', () => {
@@ -378,15 +300,6 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
       assert.deepEqual(copy!.properties, { 'bq-job': 'urn:babel:orders:routed', 'bq-attempts': '1' });
     });
 
-    it('on_unknown_urn delete: dropped even with a DLQ', async () => {
-      const { queue, dlq } = names('poison-delete');
-      await raw.publish(queue, Buffer.from('not json {'));
-      const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
-      await a.close();
-      await raw.waitForBacklog(queue, 0);
-      assert.equal(await raw.backlog(dlq), 0);
-    });
   });
 
   describe('version gate on bq-schema-version', () => {

@@ -46,14 +46,9 @@ export class RabbitMqDelivery implements Delivery {
     // x-schema-version is a projection; the body's meta.schema_version is checked.
   }
 
-  /**
-   * The runtimes keep `attempts` in the body and re-publish with attempts + 1
-   * (conformance note); `x-attempts` only mirrors it, and RabbitMQ classic
-   * queues keep no delivery count. So the body's count is the count.
-   */
-  reconcileAttempts(bodyAttempts: number): number {
-    return bodyAttempts;
-  }
+  // No nativeAttempts: the runtimes keep `attempts` in the body and re-publish with
+  // attempts + 1 (conformance note); `x-attempts` only mirrors it, and RabbitMQ classic
+  // queues keep no delivery count. So the body's count is the count (RABBITMQ_RULES.attempts).
 
   async settle(decision: Decision): Promise<void> {
     if (this.settled) throw alreadySettled(this.queue);

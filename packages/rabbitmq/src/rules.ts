@@ -15,6 +15,7 @@ export const RABBITMQ_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'drop',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'none',
+  attempts: { kind: 'body' },
 };
 
 /** Delays (publish and retry) ride per-delay TTL holding queues; retries re-publish; riders ride the AMQP headers. */

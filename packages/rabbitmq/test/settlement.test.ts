@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { Options } from 'amqplib';
-import { createApp, withAttempts, type App, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, withAttempts, type App, type AppOptions } from '@babelqueue/core';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { captureLogger, envelope, Raw, rabbit, uniqueQueue } from './support/rabbit.js';
 
@@ -58,22 +58,6 @@ for (const mode of ['consume', 'get'] as const) {
       }
     }
 
-    it('acknowledges a handled message', async () => {
-      const { queue, dlq } = names('ack');
-      const { app: a } = app(queue, { deadLetter: true });
-      const seen: Message[] = [];
-      a.handle(URN, (_data, message) => void seen.push(message));
-      await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-      await a.close();
-      assert.equal(seen.length, 1);
-      assert.equal(seen[0]!.attempts, 1);
-      assert.equal(seen[0]!.headers.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-      assert.equal(seen[0]!.headers['x-attempts'], 0);
-      assert.equal(await raw.count(queue), 0);
-      assert.equal(await raw.count(dlq), 0);
-    });
-
     it('re-publishes a retry with attempts + 1 in the body and x-attempts, and acknowledges the original', async () => {
       const { queue } = names('retry-copy');
       const { body, projection } = envelope(URN, { order_id: 2 }, queue);
@@ -126,23 +110,6 @@ for (const mode of ['consume', 'get'] as const) {
       assert.equal(record!.properties.deliveryMode, 2);
     });
 
-    it('drops an exhausted message when dead-lettering is off', async () => {
-      const { queue, dlq } = names('exhaust-drop');
-      const { app: a, logger } = app(queue, { maxAttempts: 2 });
-      let calls = 0;
-      a.handle(URN, () => {
-        calls += 1;
-        throw new Error('no');
-      });
-      await a.publish(URN, {});
-      await a.consume({ maxMessages: 2, idleMs: IDLE_MS });
-      await a.close();
-      assert.equal(calls, 2);
-      assert.equal(await raw.count(queue), 0);
-      assert.equal(await raw.count(dlq), 0);
-      assert.match(logger.text(), /dropped/);
-    });
-
     it('waits the backoff in the <queue>.delay.<ms> holding queue before the next delivery', async () => {
       const { queue, delay } = names('backoff');
       const holding = delay(300);
@@ -165,64 +132,6 @@ for (const mode of ['consume', 'get'] as const) {
       const probe = await raw.model.createChannel();
       probe.on('error', () => undefined);
       await assert.rejects(probe.assertQueue(holding, { durable: true }), /PRECONDITION_FAILED/);
-    });
-
-    describe('unknown URN', () => {
-      it('fail: retried like a failure, then dead-lettered as unknown_urn', async () => {
-        const { queue, dlq } = names('urn-fail');
-        const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'fail' });
-        await a.publish('urn:babel:nobody:home', {});
-        assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
-        await a.close();
-        assert.equal(await raw.count(queue), 0, 'no third delivery');
-        const [record] = await raw.drain(dlq);
-        const parsed = JSON.parse(record!.content.toString('utf8'));
-        assert.equal(parsed.dead_letter.reason, 'unknown_urn');
-        assert.equal(parsed.dead_letter.attempts, 2);
-      });
-
-      it('delete: acknowledged and dropped', async () => {
-        const { queue, dlq } = names('urn-delete');
-        const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
-        await a.publish('urn:babel:nobody:home', {});
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        await a.close();
-        assert.equal(await raw.count(queue), 0);
-        assert.equal(await raw.count(dlq), 0);
-      });
-
-      it('release: put back after the release delay (through the holding queue)', async () => {
-        const { queue, dlq, delay } = names('urn-release');
-        delay(150);
-        const { app: a } = app(queue, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 150 });
-        await a.publish('urn:babel:nobody:home', {});
-        assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
-        await a.close();
-        const [record] = await raw.drain(dlq);
-        assert.equal(JSON.parse(record!.content.toString('utf8')).dead_letter.reason, 'unknown_urn');
-      });
-
-      it('dead_letter: written to the DLQ on the first delivery', async () => {
-        const { queue, dlq } = names('urn-dl');
-        const { app: a } = app(queue, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'dead_letter' });
-        await a.publish('urn:babel:nobody:home', {});
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        await a.close();
-        const [record] = await raw.drain(dlq);
-        const parsed = JSON.parse(record!.content.toString('utf8'));
-        assert.equal(parsed.dead_letter.reason, 'unknown_urn');
-        assert.equal(parsed.dead_letter.attempts, 1);
-      });
-
-      it('dead_letter without a DLQ degrades to delete', async () => {
-        const { queue, dlq } = names('urn-dl-off');
-        const { app: a } = app(queue, { onUnknownUrn: 'dead_letter' });
-        await a.publish('urn:babel:nobody:home', {});
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        await a.close();
-        assert.equal(await raw.count(queue), 0);
-        assert.equal(await raw.count(dlq), 0);
-      });
     });
 
     describe('poison', () => {
@@ -258,27 +167,6 @@ for (const mode of ['consume', 'get'] as const) {
         });
       }
 
-      it('without a DLQ: acknowledged, dropped and logged (never retried)', async () => {
-        const { queue, dlq } = names('poison-drop');
-        await publishRaw(queue, Buffer.from('not json {'));
-        const { app: a, logger } = app(queue, { maxAttempts: 5 });
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        await a.close();
-        assert.equal(await raw.count(queue), 0);
-        assert.equal(await raw.count(dlq), 0);
-        assert.match(logger.text(), /dropped.*poison/);
-        assert.doesNotMatch(logger.text(), /not json \{/, 'the body is never logged');
-      });
-
-      it('on_unknown_urn delete: dropped even with a DLQ', async () => {
-        const { queue, dlq } = names('poison-delete');
-        await publishRaw(queue, Buffer.from('not json {'));
-        const { app: a } = app(queue, { deadLetter: true, onUnknownUrn: 'delete' });
-        assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-        await a.close();
-        assert.equal(await raw.count(queue), 0);
-        assert.equal(await raw.count(dlq), 0);
-      });
     });
 
     describe('no version gate: x-schema-version is a projection (the seeds define no RabbitMQ gate; the Python SDK has none)', () => {

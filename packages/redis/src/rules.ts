@@ -12,5 +12,8 @@ export function redisRules(name: 'redis-legacy' | 'redis-zset'): BindingRules {
     poisonWithoutDeadLetter: 'dead-letter-default',
     deleteStrategyDropsPoison: false,
     versionGateWithoutDeadLetter: 'none',
+    // Neither layout's recovery counts a delivery: the body's count is the count.
+    attempts: { kind: 'body' },
+    ...(name === 'redis-legacy' ? { delayAdvice: "the Redis legacy layout has no delayed set; use layout: 'zset' for delayed retries" } : {}),
   };
 }

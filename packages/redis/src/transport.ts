@@ -1,6 +1,7 @@
 import {
   consoleLogger,
   maskUrl,
+  TransportClosedError,
   type ConnectOptions,
   type ConsumeOptions,
   type Logger,
@@ -118,7 +119,8 @@ export class RedisTransport implements Transport {
    * queues:<queue>` plus a notify token, or with a delay `ZADD :delayed` at
    * `floor(now) + ceil(delay)` seconds; headers are not carried.
    */
-  publish(message: OutgoingMessage): Promise<void> {
+  async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
     return this.impl.publish(message);
   }
 
@@ -129,12 +131,14 @@ export class RedisTransport implements Transport {
    * the delayed ones. A queue's keys share one hash slot, so on a cluster each
    * write goes to its node. A write fails or succeeds for all its messages.
    */
-  publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+  async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    this.assertOpen();
     return this.impl.publishMany(messages);
   }
 
   /** Pushes a record (dead-letter, redrive) to `queue` exactly like a publish without delay. */
-  publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {
+  async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {
+    this.assertOpen();
     return this.impl.publishRaw(queue, body, headers);
   }
 
@@ -217,7 +221,7 @@ export class RedisTransport implements Transport {
    * are logged and retried.
    */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    if (this.closed) throw new Error('RedisTransport is closed');
+    this.assertOpen();
     const reserver = this.impl.reserver(queue);
     this.reservers.add(reserver);
     try {
@@ -233,7 +237,8 @@ export class RedisTransport implements Transport {
    * Stops running consume loops (as an abort would: their read-ahead goes back
    * to the ready list, waiting at most 2 s for that), then closes the
    * connections the transport opened; a client passed as `redis` stays open.
-   * Idempotent.
+   * Terminal: a second call is a no-op; publishing or consuming afterwards
+   * rejects with `TransportClosedError`.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -255,6 +260,10 @@ export class RedisTransport implements Transport {
         this.client.disconnect();
       }
     }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransportClosedError('Redis');
   }
 }
 

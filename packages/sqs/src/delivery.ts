@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { DeadLetterWriteError, type Decision, type Logger } from '@babelqueue/core';
-import { alreadySettled, type Delivery, nativeSchemaVersion, reconcileSqsAttempts, type ReservationKeeper } from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, nativeSchemaVersion, type ReservationKeeper } from '@babelqueue/core/binding';
 import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './projection.js';
 import { deadLetterOutgoing } from './dead-letter.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
@@ -72,9 +72,9 @@ export class SqsDelivery implements Delivery {
     });
   }
 
-  /** SQS: `max(body.attempts, ApproximateReceiveCount − 1)`; an absent or non-numeric count is ignored. */
-  reconcileAttempts(bodyAttempts: number): number {
-    return reconcileSqsAttempts(bodyAttempts, this.message.Attributes?.ApproximateReceiveCount);
+  /** `ApproximateReceiveCount`, reconciled as `max(body.attempts, ApproximateReceiveCount − 1)` (SQS_RULES.attempts). */
+  get nativeAttempts(): string | undefined {
+    return this.message.Attributes?.ApproximateReceiveCount;
   }
 
   async settle(decision: Decision): Promise<void> {

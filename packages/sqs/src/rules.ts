@@ -13,6 +13,7 @@ export const SQS_RULES: BindingRules = {
   poisonWithoutDeadLetter: 'native',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'native',
+  attempts: { kind: 'max', native: 'ApproximateReceiveCount', offset: -1 },
   dlqName: (queue, suffix) => sqsDlqName(queue, suffix === undefined ? {} : { suffix }),
 };
 

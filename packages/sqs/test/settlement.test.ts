@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
-import { createApp, UnrecoverableError, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
+import { createApp, withAttempts, type AppOptions, type Message } from '@babelqueue/core';
 import type { SqsTransportOptions } from '@babelqueue/sqs';
 import { envelope, Raw, sqs, transport } from './support/sqs.js';
 
@@ -21,21 +21,6 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
     const { transport: t, logger } = transport(transportOptions);
     return { app: createApp({ transport: t, queue, logger, ...options }), transport: t, logger };
   }
-
-  it('deletes a handled message; the first delivery is attempt 1 and riders reach the handler', async () => {
-    const q = await raw.fresh('ack', { dlq: true });
-    const { app: a } = app(q.name, { deadLetter: true });
-    const seen: Message[] = [];
-    a.handle(URN, (_data, message) => void seen.push(message));
-    await a.publish(URN, { order_id: 1 }, { headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-    assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-    await a.close();
-    assert.equal(seen[0]!.attempts, 1);
-    assert.equal(seen[0]!.headers.traceparent, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
-    assert.equal(seen[0]!.headers['bq-job'], URN);
-    assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
-    assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
-  });
 
   it('a retry is a release: the same bytes come back, and attempts are reconciled from ApproximateReceiveCount', async () => {
     const q = await raw.fresh('retry');
@@ -135,111 +120,6 @@ describe('SQS settlement through the App', { skip: sqs.skip }, () => {
     await b.consume({ maxMessages: 1, idleMs: IDLE_MS });
     await b.close();
     assert.equal(JSON.parse((await raw.drain(triage.url))[0]!.Body!).dead_letter.original_queue, std.name);
-  });
-
-  it('dead-lettering off: an exhausted message is dropped (deleted) and logged', async () => {
-    const q = await raw.fresh('exhaust-drop', { dlq: true });
-    const { app: a, logger } = app(q.name, { maxAttempts: 2 });
-    let calls = 0;
-    a.handle(URN, () => {
-      calls += 1;
-      throw new Error('no');
-    });
-    await a.publish(URN, {});
-    await a.consume({ maxMessages: 2, idleMs: IDLE_MS });
-    await a.close();
-    assert.equal(calls, 2);
-    assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
-    assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
-    assert.match(logger.text(), /dropped/);
-  });
-
-  it('a backoff is the release\'s visibility: the message stays hidden for the delay', async () => {
-    const q = await raw.fresh('backoff');
-    const { app: a } = app(q.name, { maxAttempts: 2, retryBackoff: { baseMs: 2000, multiplier: 1 } });
-    const at: number[] = [];
-    a.handle(URN, () => {
-      at.push(Date.now());
-      throw new Error('later');
-    });
-    await a.publish(URN, {});
-    assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
-    await a.close();
-    assert.ok(at[1]! - at[0]! >= 1900, `redelivered after ${at[1]! - at[0]!} ms`);
-  });
-
-  it('UnrecoverableError: dead-lettered on attempt 1, never retried', async () => {
-    const q = await raw.fresh('unrecoverable', { dlq: true });
-    const { app: a } = app(q.name, { maxAttempts: 5, deadLetter: true });
-    let calls = 0;
-    a.handle(URN, () => {
-      calls += 1;
-      throw new UnrecoverableError('bad card');
-    });
-    await a.publish(URN, {});
-    await a.consume({ maxMessages: 1, idleMs: IDLE_MS });
-    await a.close();
-    assert.equal(calls, 1);
-    const block = JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter;
-    assert.equal(block.attempts, 1);
-    assert.equal(block.exception, 'UnrecoverableError');
-  });
-
-  describe('unknown URN', () => {
-    const NOBODY = 'urn:babel:nobody:home';
-
-    it('fail: released like a failure, then dead-lettered as unknown_urn with the counted attempt', async () => {
-      const q = await raw.fresh('urn-fail', { dlq: true });
-      const { app: a } = app(q.name, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'fail' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
-      await a.close();
-      const block = JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter;
-      assert.equal(block.reason, 'unknown_urn');
-      assert.equal(block.attempts, 2);
-    });
-
-    it('delete: deleted and dropped', async () => {
-      const q = await raw.fresh('urn-delete', { dlq: true });
-      const { app: a } = app(q.name, { deadLetter: true, onUnknownUrn: 'delete' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-      await a.close();
-      assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
-      assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
-    });
-
-    it('release: released with the release delay, bounded by maxAttempts', async () => {
-      const q = await raw.fresh('urn-release', { dlq: true });
-      const { app: a } = app(q.name, { maxAttempts: 2, deadLetter: true, onUnknownUrn: 'release', unknownUrnReleaseDelayMs: 1000 });
-      await a.publish(NOBODY, {});
-      const started = Date.now();
-      assert.equal(await a.consume({ maxMessages: 2, idleMs: IDLE_MS }), 2);
-      await a.close();
-      assert.ok(Date.now() - started >= 950, 'the second delivery waited the release delay');
-      assert.equal(JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter.reason, 'unknown_urn');
-    });
-
-    it('dead_letter: written to the DLQ on the first delivery', async () => {
-      const q = await raw.fresh('urn-dl', { dlq: true });
-      const { app: a } = app(q.name, { maxAttempts: 5, deadLetter: true, onUnknownUrn: 'dead_letter' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-      await a.close();
-      const block = JSON.parse((await raw.drain(q.dlqUrl!))[0]!.Body!).dead_letter;
-      assert.equal(block.reason, 'unknown_urn');
-      assert.equal(block.attempts, 1);
-    });
-
-    it('dead_letter without a DLQ degrades to delete', async () => {
-      const q = await raw.fresh('urn-dl-off', { dlq: true });
-      const { app: a } = app(q.name, { onUnknownUrn: 'dead_letter' });
-      await a.publish(NOBODY, {});
-      assert.equal(await a.consume({ maxMessages: 1, idleMs: IDLE_MS }), 1);
-      await a.close();
-      assert.deepEqual(await raw.counts(q.url), { visible: 0, inFlight: 0, delayed: 0 });
-      assert.equal((await raw.counts(q.dlqUrl!)).visible, 0);
-    });
   });
 
   it('a failed DLQ write deletes nothing: the message comes back when its visibility lapses, and the write is tried again', async () => {

@@ -1,5 +1,6 @@
 import { asBuffer } from '../envelope/utf8.js';
 import type { Envelope } from '../envelope/types.js';
+import type { AttemptsFormula } from '../settlement/binding-rules.js';
 
 /**
  * The body side of a reconciliation: the envelope (its `attempts`) or the
@@ -50,6 +51,22 @@ export function reconcileKafkaAttempts(body: BodyAttempts, headerValue: KafkaHea
   const value = Array.isArray(headerValue) ? headerValue[headerValue.length - 1] : headerValue;
   const text = value instanceof Uint8Array ? asBuffer(value).toString('utf8') : value;
   return nativeCount(text as string | null | undefined) ?? bodyAttempts(body);
+}
+
+/**
+ * A delivery's attempts by its binding's formula (`BindingRules.attempts`):
+ * the body's count combined with the broker's counter as the spec says. A
+ * native count that is absent, blank or not a whole number is ignored.
+ */
+export function reconcileAttempts(formula: AttemptsFormula, body: BodyAttempts, native: NativeCount): number {
+  switch (formula.kind) {
+    case 'body':
+      return bodyAttempts(body);
+    case 'max':
+      return withFloor(body, nativeCount(native), formula.offset);
+    case 'native-else-body':
+      return nativeCount(native) ?? bodyAttempts(body);
+  }
 }
 
 /** The body's attempts as a number (0 when it is not an integer). */

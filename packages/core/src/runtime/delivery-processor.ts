@@ -3,6 +3,7 @@ import { poisonRecord } from '../dead-letter/poison.js';
 import type { DeadLetterBlock } from '../envelope/types.js';
 import { isVersionGated } from '../projection/version-gate.js';
 import { reemit } from '../reemit/edit.js';
+import { reconcileAttempts } from '../retry/reconcile.js';
 import type { DeadLetterReason, Decision } from '../settlement/decision.js';
 import type { Outcome } from '../settlement/outcome.js';
 import { decide } from '../settlement/policy.js';
@@ -193,20 +194,25 @@ function settledEnd(
   };
 }
 
+/** The delivery's attempts by its binding's formula (`BindingRules.attempts`). */
+function reconciled(delivery: Delivery, ctx: ProcessorContext, bodyAttempts: number): number {
+  return reconcileAttempts(ctx.transport.rules.attempts, bodyAttempts, delivery.nativeAttempts);
+}
+
 function run(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope | undefined): Step | Promise<Step> {
   const gate = delivery.nativeSchemaVersion;
   if (isVersionGated(gate) && ctx.transport.rules.versionGateWithoutDeadLetter !== 'none') {
-    return { outcome: { kind: 'version-gated', value: gate }, counted: delivery.reconcileAttempts(0) + 1 };
+    return { outcome: { kind: 'version-gated', value: gate }, counted: reconciled(delivery, ctx, 0) + 1 };
   }
   const classified = delivery.poison !== undefined
     ? { kind: 'poison' as const, why: delivery.poison }
     : classifyBody(delivery.body, ctx.maxBodyBytes, (text, pointer) =>
         ctx.logger.warn({ queue: delivery.queue, pointer }, `decode warning: ${text}`));
   if (classified.kind === 'poison') {
-    return { outcome: classified, counted: delivery.reconcileAttempts(0) + 1 };
+    return { outcome: classified, counted: reconciled(delivery, ctx, 0) + 1 };
   }
   const { envelope, urn } = classified;
-  const counted = delivery.reconcileAttempts(envelope.attempts) + 1;
+  const counted = reconciled(delivery, ctx, envelope.attempts) + 1;
   const handler = ctx.handlers.get(urn);
   const message = new DeliveredMessage(
     urn,

@@ -3,13 +3,6 @@ import type { AppSettings } from './app-settings.js';
 import { ConfigurationError } from './errors.js';
 import type { Handler } from './message.js';
 
-/** Advice for a backoff the binding cannot apply, by binding name. */
-const NO_DELAYED_RETRY: Readonly<Record<string, string>> = {
-  'redis-legacy': "the Redis legacy layout has no delayed set; use layout: 'zset' for delayed retries",
-  kafka: 'on Kafka the retry tier decides the delay (retryTiersMs)',
-  'kafka-no-tiers': 'on Kafka the retry tier decides the delay (retryTiersMs)',
-};
-
 /**
  * The checks and one-time warnings of a worker start: refused before anything
  * is consumed (a DLQ that is the queue itself, a handler timeout not below the
@@ -47,7 +40,7 @@ export function startupChecks(settings: AppSettings, handlers: ReadonlyMap<strin
           `dead-lettering is off: a message that still fails after ${settings.maxAttempts === 0 ? 'its' : settings.maxAttempts} attempt(s) is dropped (logged at ERROR); pass deadLetter: true to keep such messages in ${config(queue).defaultDeadLetterQueue}`);
       }
       if (settings.retryBackoffSet && !transport.capabilities.delayedRetry) {
-        const advice = NO_DELAYED_RETRY[transport.rules.name] ?? 'this binding retries at once';
+        const advice = transport.rules.delayAdvice ?? 'this binding retries at once';
         logger.warn({ queue, binding: transport.rules.name }, `retryBackoff is ignored: the ${transport.rules.name} transport cannot delay a retry (${advice})`);
       }
       if (!transport.capabilities.retry) {

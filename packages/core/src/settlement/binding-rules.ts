@@ -30,4 +30,33 @@ export interface BindingRules {
   readonly versionGateWithoutDeadLetter: 'drop' | 'native' | 'bounded-retry' | 'none';
   /** DLQ name for a queue: `<queue>.dlq` everywhere but SQS (`<queue>-dlq`, `.fifo` kept last). */
   readonly dlqName?: (queue: string, suffix: string | undefined) => string;
+  /**
+   * How a delivery's attempt count is reconciled from the broker's own counter
+   * (`Delivery.nativeAttempts`) and the body's `attempts`; the runtime applies
+   * it with `reconcileAttempts` (packages/core/src/retry/reconcile.ts).
+   */
+  readonly attempts: AttemptsFormula;
+  /**
+   * What to tell a user whose `retryBackoff` this binding cannot apply
+   * (`capabilities.delayedRetry` false): logged once when consuming begins.
+   * Absent where the binding delays retries.
+   */
+  readonly delayAdvice?: string;
 }
+
+/**
+ * The spec's attempts reconciliation of one binding, as data:
+ * - `body`: the broker keeps no delivery counter; the body's count is the count
+ *   (Redis, RabbitMQ).
+ * - `max`: `max(body.attempts, native + offset)`, never lowering a body count; `offset`
+ *   is -1 for a 1-based counter (SQS `ApproximateReceiveCount`, Service Bus
+ *   `DeliveryCount`), 0 for a 0-based one (Pulsar `RedeliveryCount`, AMQP
+ *   `delivery-count`).
+ * - `native-else-body`: the native count when present (even when lower), else the
+ *   body's: not a max (Kafka's `bq-attempts` header).
+ * `native` names the broker's field, for people and the conformance table.
+ */
+export type AttemptsFormula =
+  | { readonly kind: 'body' }
+  | { readonly kind: 'max'; readonly native: string; readonly offset: 0 | -1 }
+  | { readonly kind: 'native-else-body'; readonly native: string };

@@ -1,6 +1,7 @@
 import type { Decision } from '../settlement/decision.js';
 import type { BindingRules } from '../settlement/binding-rules.js';
 import { BabelQueueError, type BabelQueueErrorOptions } from '../runtime/errors.js';
+import type { NativeCount } from '../retry/reconcile.js';
 
 /**
  * Native metadata values a transport may carry beside the body (AMQP headers
@@ -67,8 +68,12 @@ export interface Delivery {
    * restore) passes it to `publishRaw` so that null stays null.
    */
   readonly nullValue?: boolean;
-  /** The binding's attempts reconciliation: native count combined with the body's. */
-  reconcileAttempts(bodyAttempts: number): number;
+  /**
+   * The broker's own delivery counter as it reported it (the field the
+   * binding's `BindingRules.attempts` names), undefined where the broker keeps
+   * none. The runtime reconciles it with the body's count by that formula.
+   */
+  readonly nativeAttempts?: NativeCount;
   /**
    * Executes a decision. A `dead-letter` decision must write the record first and
    * settle only after the write succeeded; if the write fails it must leave the
@@ -278,7 +283,12 @@ export interface Transport {
    * after every in-flight `onDelivery` has settled.
    */
   consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void>;
-  /** Releases connections. Idempotent. */
+  /**
+   * Releases connections and stops running consume loops (their in-flight
+   * deliveries settle first). Terminal: a second call is a no-op, and publish
+   * or consume afterwards rejects with {@link TransportClosedError}; make a new
+   * transport to start again.
+   */
   close(): Promise<void>;
 }
 
@@ -287,5 +297,13 @@ export class DeadLetterWriteError extends BabelQueueError {
   override readonly name = 'DeadLetterWriteError';
   constructor(readonly queue: string, options?: BabelQueueErrorOptions) {
     super(`dead-letter write to "${queue}" failed; the message is left unsettled for redelivery`, options);
+  }
+}
+
+/** Thrown by a transport's publish and consume calls after `close()`: a closed transport never reopens. */
+export class TransportClosedError extends Error {
+  override readonly name = 'TransportClosedError';
+  constructor(readonly binding: string) {
+    super(`the ${binding} transport is closed`);
   }
 }

@@ -8,7 +8,6 @@ function fakeDelivery(name: string, settled: [string, Decision['kind']][]): Deli
     body: Buffer.from(name),
     queue: 'q',
     headers: {},
-    reconcileAttempts: (n) => n,
     settle: async (decision) => {
       settled.push([name, decision.kind]);
     },

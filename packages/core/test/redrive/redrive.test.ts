@@ -332,7 +332,7 @@ describe('redrive keeps a null value null (a Kafka tombstone)', () => {
         headers: d.headers,
         key: d.key ?? null,
         nullValue: d.body.length === 0,
-        reconcileAttempts: (n) => d.reconcileAttempts(n),
+        nativeAttempts: d.nativeAttempts,
         settle: (decision) => d.settle(decision),
       }), options);
     }

@@ -381,7 +381,7 @@ describe('the worker survives what it cannot settle', () => {
       const settle = delivery.settle;
       await onDelivery({
         ...delivery,
-        reconcileAttempts: delivery.reconcileAttempts,
+        nativeAttempts: delivery.nativeAttempts,
         settle: async (decision) => {
           if (broken && decision.kind === 'ack') {
             broken = false;
@@ -409,12 +409,12 @@ describe('the worker survives what it cannot settle', () => {
     transport.consume = (queue, onDelivery, options) => consume(queue, (delivery) => onDelivery({
       ...delivery,
       settle: delivery.settle,
-      reconcileAttempts: (n) => {
+      get nativeAttempts() {
         if (broken) {
           broken = false;
           throw new TypeError('bug in a binding');
         }
-        return delivery.reconcileAttempts(n);
+        return delivery.nativeAttempts;
       },
     }), options);
     await app.consume({ maxMessages: 2, idleMs: IDLE_MS });

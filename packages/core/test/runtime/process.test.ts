@@ -21,7 +21,8 @@ function delivery(body: Buffer, receiveCount = 1): Delivery & { decisions: Decis
     queue: 'orders',
     headers: {},
     decisions,
-    reconcileAttempts: (bodyAttempts) => Math.max(bodyAttempts, receiveCount - 1),
+    // The memory transport's formula: max(body.attempts, native), native 0-based.
+    nativeAttempts: receiveCount - 1,
     settle: async (decision) => void decisions.push(decision),
   };
 }

@@ -278,7 +278,7 @@ describe('run(): honest start-up and a shutdown with a deadline', () => {
   test('a retry backoff the transport cannot apply, and a transport with no retry path, are warned about once', async () => {
     const transport = new InMemoryTransport();
     Object.assign(transport, {
-      rules: { ...transport.rules, name: 'redis-legacy' },
+      rules: { ...transport.rules, name: 'redis-legacy', delayAdvice: "use layout: 'zset' for delayed retries" },
       capabilities: { delayedPublish: false, delayedRetry: false, retry: false, headers: true },
     });
     const { app, logger } = setup({ transport, retryBackoff: { baseMs: 500 } });

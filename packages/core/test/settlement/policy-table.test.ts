@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { type Outcome, type PolicyConfig } from '@babelqueue/core';
-import { decide, type BindingRules } from '@babelqueue/core/binding';
+import { decide, reconcileAttempts, type BindingRules, type NativeCount } from '@babelqueue/core/binding';
 import { ownConformance } from '../support/paths.js';
 
 interface BindingPreset {
@@ -19,10 +19,18 @@ interface Row {
   config: Record<string, unknown>;
   expect: Record<string, unknown>;
 }
+interface AttemptsRow {
+  rule: string;
+  bindings: string[];
+  body: number;
+  native: NativeCount;
+  expect: number;
+}
 interface Table {
   defaults: Record<string, unknown> & { queue: string };
   bindings: Record<string, BindingPreset>;
   rows: Row[];
+  attempts: AttemptsRow[];
 }
 
 const table = JSON.parse(readFileSync(join(ownConformance, 'settlement.json'), 'utf8')) as Table;
@@ -61,5 +69,30 @@ describe('settlement policy: one row per spec rule (conformance/settlement.json)
         assert.deepEqual(actual, row.expect);
       });
     }
+  }
+});
+
+describe('attempts reconciliation: each binding\'s formula (BindingRules.attempts, conformance/settlement.json)', () => {
+  for (const row of table.attempts) {
+    for (const binding of row.bindings) {
+      test(`[${binding}] ${row.rule}`, () => {
+        const preset = table.bindings[binding];
+        assert.ok(preset, `unknown binding ${binding}`);
+        assert.equal(reconcileAttempts(preset.rules.attempts, row.body, row.native), row.expect);
+      });
+    }
+  }
+
+  test('every binding of the table is run by at least one row', () => {
+    const covered = new Set(table.attempts.flatMap((row) => row.bindings));
+    assert.deepEqual(Object.keys(table.bindings).filter((b) => !covered.has(b)), []);
+  });
+});
+
+describe('delay advice (BindingRules.delayAdvice)', () => {
+  for (const [binding, preset] of Object.entries(table.bindings)) {
+    test(`[${binding}] advises exactly when it cannot delay a retry`, () => {
+      assert.equal(typeof preset.rules.delayAdvice === 'string' && preset.rules.delayAdvice.length > 0, !preset.capabilities.delayedRetry);
+    });
   }
 });

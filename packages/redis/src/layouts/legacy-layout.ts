@@ -206,10 +206,6 @@ class LegacyDelivery implements Reserved {
     this.headers = unframed.headers;
   }
 
-  /** Legacy recovery does not count attempts: the body's own count is the reconciled one. */
-  reconcileAttempts(bodyAttempts: number): number {
-    return bodyAttempts;
-  }
 
   settle(decision: Decision): Promise<void> {
     this.reserver.untrack(this);

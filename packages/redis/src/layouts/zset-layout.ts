@@ -241,10 +241,6 @@ class ZsetDelivery implements Reserved {
     readonly hold: Hold,
   ) {}
 
-  /** The body's own count; the runtime adds one, so a handler sees `job.attempts + 1` as Laravel does. */
-  reconcileAttempts(bodyAttempts: number): number {
-    return bodyAttempts;
-  }
 
   settle(decision: Decision): Promise<void> {
     this.reserver.untrack(this);

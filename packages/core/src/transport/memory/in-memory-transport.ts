@@ -19,6 +19,7 @@ import {
   type ScanOptions,
   type Transport,
   type TransportCapabilities,
+  TransportClosedError,
 } from '../transport.js';
 import { MemoryBroker, type StoredMessage } from './memory-broker.js';
 
@@ -45,6 +46,7 @@ const RULES: BindingRules = {
   poisonWithoutDeadLetter: 'drop',
   deleteStrategyDropsPoison: true,
   versionGateWithoutDeadLetter: 'drop',
+  attempts: { kind: 'max', native: 'redeliveries', offset: 0 },
 };
 
 /**
@@ -64,6 +66,8 @@ export class InMemoryTransport implements Transport {
   private readonly visibilityTimeoutMs: number;
   private readonly redeliveryDelayMs: number;
   private readonly beforeWrite: ((queue: string, body: Buffer) => void) | undefined;
+  /** Aborted by `close()`: running consume loops stop, and the transport stays closed. */
+  private readonly closing = new AbortController();
 
   constructor(options: InMemoryTransportOptions = {}) {
     this.broker = options.broker ?? new MemoryBroker();
@@ -73,12 +77,14 @@ export class InMemoryTransport implements Transport {
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
+    this.assertOpen();
     const headers = projectPulsar(message.projection, message.headers);
     this.write(message.queue, message.body, headers, message.key ?? null, message.delayMs ?? 0);
   }
 
   /** Writes each message as {@link publish} does; one the `beforeWrite` fault refuses fails alone. */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
+    this.assertOpen();
     return messages.map((message) => {
       const messageId = message.projection.messageId;
       try {
@@ -96,6 +102,7 @@ export class InMemoryTransport implements Transport {
     headers: Readonly<Record<string, string>> = {},
     options: RawPublishOptions = {},
   ): Promise<void> {
+    this.assertOpen();
     this.write(queue, body, headers, options.key ?? null, 0);
   }
 
@@ -147,6 +154,7 @@ export class InMemoryTransport implements Transport {
   }
 
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
+    this.assertOpen();
     // Leases are renewed while this loop runs; a delivery left unsettled after it ends expires.
     const keeper = new ReservationKeeper({
       reservationMs: this.visibilityTimeoutMs,
@@ -165,14 +173,19 @@ export class InMemoryTransport implements Transport {
           taken = this.broker.take(queue, max, this.visibilityTimeoutMs);
         }
         return taken.map(({ leaseId, message }) => new MemoryDelivery(leases, queue, leaseId, message, keeper));
-      }, onDelivery, options);
+      }, onDelivery, { ...options, signal: AbortSignal.any([options.signal, this.closing.signal]) });
     } finally {
       keeper.close();
     }
   }
 
+  /** Stops running consume loops; the broker lives on as long as its owner keeps it (a new transport on it starts again). */
   async close(): Promise<void> {
-    // Nothing to release: the broker lives as long as its owner keeps it.
+    this.closing.abort();
+  }
+
+  private assertOpen(): void {
+    if (this.closing.signal.aborted) throw new TransportClosedError('memory');
   }
 
   private write(queue: string, body: Buffer, headers: Readonly<Record<string, HeaderValue>>, key: Buffer | null, delayMs: number) {
@@ -225,7 +238,8 @@ class MemoryDelivery implements Delivery {
   readonly key: Buffer | null;
   readonly nativeSchemaVersion: string | undefined;
   /** Redeliveries when it was taken: later expiries do not change this delivery's count. */
-  private readonly redeliveries: number;
+  /** How often the broker handed this message out before (0-based); reconciled as `max(body, redeliveries)`. */
+  readonly nativeAttempts: number;
   private readonly release: () => void;
 
   constructor(
@@ -239,16 +253,11 @@ class MemoryDelivery implements Delivery {
     this.headers = message.headers;
     this.key = message.key;
     this.nativeSchemaVersion = nativeSchemaVersion(message.headers['bq-schema-version']);
-    this.redeliveries = message.redeliveries;
+    this.nativeAttempts = message.redeliveries;
     this.release = keeper.hold(async () => leases.renew(leaseId));
     // Own, bound functions, as a plain delivery object has: they keep working
     // when taken off the delivery (`{ ...delivery }`, `const { settle } = delivery`).
-    this.reconcileAttempts = this.reconcileAttempts.bind(this);
     this.settle = this.settle.bind(this);
-  }
-
-  reconcileAttempts(bodyAttempts: number): number {
-    return Math.max(bodyAttempts, this.redeliveries);
   }
 
   settle(decision: Decision): Promise<void> {
