@@ -51,6 +51,8 @@ export interface ProcessorContext {
   readonly onDrop?: (event: DropEvent) => unknown;
   /** Tracing / metrics hooks; absent, no hook code runs. */
   readonly instrumentation?: Instrumentation;
+  /** Called each time the broker confirmed a settlement (the App's health). */
+  readonly onSettled?: () => void;
 }
 
 interface Step {
@@ -126,8 +128,14 @@ function execute(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope
   } catch (error) {
     return settleFailed(delivery, ctx, scope, step, verdict, decision, error);
   }
+  const onSettled = ctx.onSettled;
   return settled.then(
-    scope === undefined ? undefined : () => endScope(scope, ctx, settledEnd(delivery, step, verdict, {})),
+    scope === undefined
+      ? onSettled
+      : () => {
+        onSettled?.();
+        endScope(scope, ctx, settledEnd(delivery, step, verdict, {}));
+      },
     (error: unknown) => settleFailed(delivery, ctx, scope, step, verdict, decision, error),
   );
 }
