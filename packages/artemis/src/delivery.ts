@@ -12,7 +12,7 @@ import {
   type Logger,
 } from '@babelqueue/core';
 import type { Holds } from './holds.js';
-import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './message.js';
+import { ATTEMPTS_PROPERTY, copyMessage, plainProperties, projectedCopy, readBody, SCHEMA_VERSION_PROPERTY } from './projection.js';
 import type { Publisher } from './publisher.js';
 
 /** The receiving link deliveries arrived on, and whether it is still attached. */

@@ -11,4 +11,4 @@ export {
   DELIVERY_TIME_ANNOTATION,
   JMS_TYPE_ANNOTATION,
   SCHEMA_VERSION_PROPERTY,
-} from './message.js';
+} from './projection.js';

@@ -19,11 +19,11 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import type { Message as AmqpMessage } from 'rhea';
-import { browseQueue, countByBrowsing, purgeQueue, scanQueue } from './browse.js';
+import { browseQueue, countByBrowsing, purgeQueue, scanQueue } from './scan.js';
 import { ConnectionManager } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
 import { TransportClosedError } from './errors.js';
-import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './message.js';
+import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './projection.js';
 import { resolveOptions, type ArtemisTransportOptions, type ResolvedOptions } from './options.js';
 import { Publisher } from './publisher.js';
 import { ARTEMIS_CAPABILITIES, ARTEMIS_RULES } from './rules.js';

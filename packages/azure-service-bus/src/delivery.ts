@@ -12,7 +12,7 @@ import {
   type HeaderValue,
   type Logger,
 } from '@babelqueue/core';
-import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './properties.js';
+import { bodyBytes, plainProperties, schemaVersionOf, SCHEMA_VERSION_PROPERTY, toServiceBusMessage, withAmqpTypes, type Placement } from './projection.js';
 
 /** The native dead-letter reason of a version-gated message (seed 000; the Python SDK's spelling). */
 export const VERSION_GATE_REASON = 'unsupported schema version';

@@ -1,6 +1,6 @@
 import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
 import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Message, type Producer } from 'kafkajs';
-import type { RecordWrite } from './kafka-delivery.js';
+import type { RecordWrite } from './delivery.js';
 import { parseKafkaUrl } from './url.js';
 
 /** A record to write: where, and what kafkajs writes (the record timestamp in ms as a string, default now). */

@@ -1,4 +1,4 @@
-import { KafkaTransport, type KafkaTransportOptions } from './kafka-transport.js';
+import { KafkaTransport, type KafkaTransportOptions } from './transport.js';
 
 /**
  * A {@link KafkaTransport} for `kafka://host:port[,host:port][?groupId=…&retryTiersMs=…]`

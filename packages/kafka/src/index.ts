@@ -1,8 +1,8 @@
-export { KafkaTransport, KAFKA_RULES, type KafkaTransportOptions } from './kafka-transport.js';
+export { KafkaTransport, KAFKA_RULES, type KafkaTransportOptions } from './transport.js';
 export type { Ordering } from './partition-batch.js';
 export { KafkaReinjector, DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, type KafkaReinjectorOptions, type ReinjectRunOptions } from './reinjector.js';
 export type { KafkaConnectionOptions } from './connection.js';
-export type { ConsumerTuning } from './consumer-loop.js';
+export type { ConsumerTuning } from './consume-loop.js';
 export {
   DEFAULT_RETRY_TIERS_MS,
   retryTopicName,
@@ -12,7 +12,7 @@ export {
   validateRetryTiers,
   type RetryTier,
 } from './retry-tiers.js';
-export { KafkaHeader, kafkaAttempts, kafkaSchemaVersion } from './headers.js';
+export { KafkaHeader, kafkaAttempts, kafkaSchemaVersion } from './projection.js';
 export { reinjectDueAt } from './reinject-schedule.js';
 export { ensureKafkaTopics, retryTopicConfig, type KafkaTopicsSpec } from './topics.js';
 export { parseKafkaUrl, type KafkaUrlSettings } from './url.js';

@@ -1,4 +1,4 @@
-import { KafkaHeader, headerText, type RawHeaders } from './headers.js';
+import { KafkaHeader, headerText, type RawHeaders } from './projection.js';
 
 /**
  * When a retry-topic record is due back on its work topic:

@@ -1,8 +1,8 @@
 import { ConfigurationError, type Logger } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaConnection, type KafkaConnectionOptions } from './connection.js';
-import { runConsumerLoop, describe, type ConsumerTuning } from './consumer-loop.js';
-import { KafkaHeader, editHeaders } from './headers.js';
+import { runConsumerLoop, describe, type ConsumerTuning } from './consume-loop.js';
+import { KafkaHeader, editHeaders } from './projection.js';
 import type { RecordResult } from './partition-batch.js';
 import { originalTopicOf, reinjectDueAt } from './reinject-schedule.js';
 import { parseRetryTopic, retryTiersOf, validateRetryTiers } from './retry-tiers.js';

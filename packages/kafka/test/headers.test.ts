@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { projectKafka } from '@babelqueue/core';
 import { kafkaAttempts, kafkaSchemaVersion } from '../src/index.js';
-import { deliveryHeaders, editHeaders, headerText } from '../src/headers.js';
+import { deliveryHeaders, editHeaders, headerText } from '../src/projection.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');
 

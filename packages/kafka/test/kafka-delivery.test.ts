@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DeadLetterWriteError } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
-import { KafkaDelivery, type RecordWrite } from '../src/kafka-delivery.js';
+import { KafkaDelivery, type RecordWrite } from '../src/delivery.js';
 import { captureLogger } from '../../../test/support/capture-logger.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');

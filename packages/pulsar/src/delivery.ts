@@ -17,7 +17,7 @@ import {
 import type { ConsumerCommand, ConsumerMessage } from './frames.js';
 import type { SubscriptionType } from './options.js';
 import type { Send } from './send.js';
-import { editProperties, PulsarProperty } from './properties.js';
+import { editProperties, PulsarProperty } from './projection.js';
 
 /** What a delivery needs from its consume loop. */
 export interface DeliveryContext {

@@ -4,7 +4,7 @@ export { parsePulsarUrl, redactUrl, transportFromUrl, DEFAULT_HTTP_PORT, DEFAULT
 export type { ParsedPulsarUrl } from './url.js';
 export { PulsarAdminError, PulsarRefusedError, PulsarUnavailableError, PublishNotConfirmedError, TransportClosedError } from './errors.js';
 export { PULSAR_CAPABILITIES, PULSAR_RULES } from './rules.js';
-export { PulsarProperty, publishProperties } from './properties.js';
+export { PulsarProperty, publishProperties } from './projection.js';
 export { topicOf } from './topics.js';
 export type { Topic } from './topics.js';
 export { PulsarDelivery } from './delivery.js';

@@ -20,10 +20,10 @@ import { isConfigurationFailure, PulsarConnection } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
 import { PulsarAdminError, TransportClosedError } from './errors.js';
 import { resolveOptions, type PulsarTransportOptions, type ResolvedOptions } from './options.js';
-import { peekSubscription } from './peek.js';
-import { Producers } from './producer.js';
+import { peekSubscription } from './scan.js';
+import { Producers } from './publisher.js';
 import type { Send } from './send.js';
-import { publishProperties } from './properties.js';
+import { publishProperties } from './projection.js';
 import { PULSAR_CAPABILITIES, PULSAR_RULES } from './rules.js';
 import { topicOf, type Topic } from './topics.js';
 

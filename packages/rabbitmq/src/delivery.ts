@@ -1,7 +1,7 @@
 import type { Channel, Message } from 'amqplib';
 import type { Acker, AckTicket } from './acker.js';
 import { DeadLetterWriteError, withAttempts, type Decision, type Delivery, type HeaderValue, type Logger } from '@babelqueue/core';
-import { plainHeaders, recordProperties } from './properties.js';
+import { plainHeaders, recordProperties } from './projection.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
 import type { Holds } from './holds.js';

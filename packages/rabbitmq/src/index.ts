@@ -1,6 +1,6 @@
 export { RabbitMqTransport } from './transport.js';
 export type { PollOptions, RabbitMqTransportOptions, ReconnectOptions } from './options.js';
-export { transportFromUrl } from './factory.js';
+export { transportFromUrl } from './from-url.js';
 export { PublishNotConfirmedError, RabbitMqUnavailableError, TransportClosedError } from './errors.js';
 export { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
 export { delayQueueName } from './queues.js';
@@ -11,4 +11,4 @@ export {
   projectProperties,
   SCHEMA_VERSION_HEADER,
   SOURCE_LANG_HEADER,
-} from './properties.js';
+} from './projection.js';

@@ -18,10 +18,10 @@ import {
 } from '@babelqueue/core';
 import type { Channel, GetMessage } from 'amqplib';
 import { ConnectionManager } from './connection.js';
-import { Consumer } from './consumer.js';
+import { Consumer } from './consume-loop.js';
 import { TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
-import { APP_ID, projectProperties } from './properties.js';
+import { APP_ID, projectProperties } from './projection.js';
 import { Publisher, type PublishRequest } from './publisher.js';
 import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';

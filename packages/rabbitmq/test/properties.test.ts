@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { MessageProperties } from 'amqplib';
 import { amqpInteger, projectProperties } from '@babelqueue/rabbitmq';
-import { copyProperties, plainHeaders, recordProperties } from '../src/properties.js';
+import { copyProperties, plainHeaders, recordProperties } from '../src/projection.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../../..');

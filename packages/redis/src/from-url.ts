@@ -1,6 +1,6 @@
 import type { Logger } from '@babelqueue/core';
 import { RedisConfigError, type RedisTransportOptions } from './options.js';
-import { RedisTransport } from './redis-transport.js';
+import { RedisTransport } from './transport.js';
 
 /** Query parameters the transport reads (and removes before connecting). */
 const PARAMS = ['layout', 'retryAfter', 'migrationBatchSize', 'blockTimeoutS', 'prefix', 'cluster'] as const;

@@ -1,4 +1,4 @@
-export { RedisTransport } from './redis-transport.js';
+export { RedisTransport } from './transport.js';
 export { RedisConfigError } from './options.js';
 export type { RedisClient, RedisLayout, RedisTransportOptions } from './options.js';
 export { CrossSlotError, DelayedPublishUnsupportedError } from './errors.js';
@@ -7,5 +7,5 @@ export type { LegacyCleanupOptions } from './legacy-cleanup.js';
 export { redisTransportFromUrl, transportFromUrl } from './from-url.js';
 export { legacyKeys, zsetKeys } from './keys.js';
 export type { LegacyKeys, ZsetKeys } from './keys.js';
-export { frameValue, unframe } from './frame.js';
-export type { Unframed } from './frame.js';
+export { frameValue, unframe } from './projection.js';
+export type { Unframed } from './projection.js';

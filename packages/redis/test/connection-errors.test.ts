@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { duplicate } from '../src/connect.js';
+import { duplicate } from '../src/connection.js';
 import { RedisTransport } from '../src/index.js';
 import { broker, captureLogger, until } from './support/redis.js';
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { frameValue, unframe, usableHeaders } from '../src/frame.js';
+import { frameValue, unframe, usableHeaders } from '../src/projection.js';
 
 const body = Buffer.from('{"job":"urn:babel:orders:created","trace_id":"t","data":{"s":"é/<>"},"meta":{},"attempts":0}');
 const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigurationError, silentLogger } from '@babelqueue/core';
 import { RedisConfigError, resolveOptions } from '../src/options.js';
-import { connect } from '../src/connect.js';
+import { connect } from '../src/connection.js';
 
 describe('redis transport options', () => {
   it('defaults: legacy layout, retryAfter 90, migration batch -1, 1 s block slices, no prefix', () => {

@@ -1,6 +1,6 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import { copyAttributes, recordAttributes, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
-import type { Outgoing } from './send.js';
+import { copyAttributes, recordAttributes, SCHEMA_VERSION_ATTRIBUTE } from './projection.js';
+import type { Outgoing } from './publisher.js';
 
 /**
  * The DLQ write of a received message's record. A failed, unknown-URN or

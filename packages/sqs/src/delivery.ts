@@ -8,12 +8,12 @@ import {
   type Logger,
   type ReservationKeeper,
 } from '@babelqueue/core';
-import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './attributes.js';
+import { headersOf, SCHEMA_VERSION_ATTRIBUTE } from './projection.js';
 import { deadLetterOutgoing } from './dead-letter.js';
 import { describe, errorCode, isReceiptGone } from './aws-errors.js';
 import { MAX_VISIBILITY_SECONDS, type ResolvedOptions } from './options.js';
 import type { QueueInfo } from './queues.js';
-import type { Sender } from './send.js';
+import type { Sender } from './publisher.js';
 import type { SettleBatcher } from './settle-batcher.js';
 
 /** What a delivery needs from its consume loop. */

@@ -12,4 +12,4 @@ export {
   WorkQueueBrowseError,
 } from './errors.js';
 export { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
-export { BROWSE_LEASE_SECONDS, isDeadLetterQueueName } from './browse.js';
+export { BROWSE_LEASE_SECONDS, isDeadLetterQueueName } from './scan.js';

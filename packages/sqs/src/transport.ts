@@ -14,9 +14,9 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
-import { riderAttributes } from './attributes.js';
+import { riderAttributes } from './projection.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
+import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './scan.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
@@ -24,7 +24,7 @@ import { QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from '
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
-import { Sender, type Outgoing } from './send.js';
+import { Sender, type Outgoing } from './publisher.js';
 import { CALL_RETRY_BACKOFF } from './retry.js';
 import { SettleBatcher } from './settle-batcher.js';
 

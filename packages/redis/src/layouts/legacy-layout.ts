@@ -12,7 +12,7 @@ import {
 } from '@babelqueue/core';
 import { deadlineScore, nowSeconds } from '../clock.js';
 import { DelayedPublishUnsupportedError, slotGuard } from '../errors.js';
-import { frameValue, unframe } from '../frame.js';
+import { frameValue, unframe } from '../projection.js';
 import { legacyKeys, type LegacyKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
 import { SCRIPTS } from '../scripts.js';
@@ -20,9 +20,9 @@ import { reservationTokens } from '../token.js';
 import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import { Hold, leaseNow, readsAhead } from '../consume/lease.js';
 import type { Layout } from './layout.js';
-import { removeFromList, scanList } from './list-scan.js';
-import { publishInGroups } from './publish-batch.js';
-import { redisRules } from './rules.js';
+import { removeFromList, scanList } from '../scan.js';
+import { publishInGroups } from '../publisher.js';
+import { redisRules } from '../rules.js';
 import { SettleOnce } from './settle-once.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 

@@ -11,7 +11,7 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { deadlineScore, dueScore, nowSeconds } from '../clock.js';
-import { duplicate } from '../connect.js';
+import { duplicate } from '../connection.js';
 import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
@@ -21,9 +21,9 @@ import { Hold, leaseNow, readsAhead } from '../consume/lease.js';
 import { renewal, reservationKeeper } from '../reservation.js';
 import { SCRIPTS } from '../scripts.js';
 import type { Layout } from './layout.js';
-import { removeFromList, scanList } from './list-scan.js';
-import { publishInGroups } from './publish-batch.js';
-import { redisRules } from './rules.js';
+import { removeFromList, scanList } from '../scan.js';
+import { publishInGroups } from '../publisher.js';
+import { redisRules } from '../rules.js';
 import { SettleOnce } from './settle-once.js';
 
 const RULES = redisRules('redis-zset');

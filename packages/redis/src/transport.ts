@@ -14,8 +14,8 @@ import {
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
-import { connect, DEFAULT_URL } from './connect.js';
-import { consumeLoop } from './consume/consume-loop.js';
+import { connect, DEFAULT_URL } from './connection.js';
+import { consumeLoop } from './consume-loop.js';
 import type { Reserver } from './consume/reserver.js';
 import type { Layout } from './layouts/layout.js';
 import { LegacyLayout } from './layouts/legacy-layout.js';

@@ -1,6 +1,6 @@
 import type { ScannedRecord, ScanOptions } from '@babelqueue/core';
-import { slotGuard } from '../errors.js';
-import type { RedisClient } from '../options.js';
+import { slotGuard } from './errors.js';
+import type { RedisClient } from './options.js';
 
 /** Values one `LRANGE` window reads: one batch is all a scan holds in memory. */
 export const SCAN_WINDOW = 500;

@@ -1,7 +1,7 @@
 import type { ScannedRecord, ScanOptions } from '@babelqueue/core';
 import type { Connection, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
 import { ArtemisUnavailableError } from './errors.js';
-import { plainProperties, readBody } from './message.js';
+import { plainProperties, readBody } from './projection.js';
 
 /** How long one drain round may take before it is given up (the broker answers a drain at once). */
 const DRAIN_TIMEOUT_MS = 10_000;

@@ -1,8 +1,8 @@
 import { pause, reconnectDelayMs, type ConsumeOptions, type Delivery, type Logger, type ResolvedReconnectBackoff } from '@babelqueue/core';
-import { isFatal } from '../errors.js';
-import { ackBatch, MAX_BATCH, readAhead } from './read-ahead.js';
-import { NOTHING, type Reserved, type Reserver, type Want } from './reserver.js';
-import { Notifier } from './signal.js';
+import { isFatal } from './errors.js';
+import { ackBatch, MAX_BATCH, readAhead } from './consume/read-ahead.js';
+import { NOTHING, type Reserved, type Reserver, type Want } from './consume/reserver.js';
+import { Notifier } from './consume/signal.js';
 
 /** The pause after consecutive failed reserves: 100 ms doubling, at most 1 s (`50 × 2^failures`, capped). */
 const RESERVE_RETRY_BACKOFF: ResolvedReconnectBackoff = Object.freeze({ initialDelayMs: 100, maxDelayMs: 1000, multiplier: 2 });

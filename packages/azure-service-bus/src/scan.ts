@@ -1,7 +1,7 @@
 import { isServiceBusError, type ServiceBusClient, type ServiceBusReceivedMessage, type ServiceBusReceiver } from '@azure/service-bus';
 import type { ScannedRecord, ScanOptions } from '@babelqueue/core';
 import Long from 'long';
-import { bodyBytes, plainProperties } from './properties.js';
+import { bodyBytes, plainProperties } from './projection.js';
 
 /** Messages one peek asks for. */
 export const PEEK_BATCH = 100;

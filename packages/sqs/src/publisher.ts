@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { ConfigurationError, decodeUtf8Strict } from '@babelqueue/core';
-import { messageBytes, type Attributes } from './attributes.js';
+import { messageBytes, type Attributes } from './projection.js';
 import { isQueueMissing } from './aws-errors.js';
 import { BatchEntryError, DelayNotSupportedError, InvalidBodyError, MessageTooLargeError } from './errors.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_DELAY_SECONDS, type ResolvedOptions } from './options.js';

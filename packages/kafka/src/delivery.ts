@@ -8,7 +8,7 @@ import {
   kafkaAttempts,
   kafkaSchemaVersion,
   type RawHeaders,
-} from './headers.js';
+} from './projection.js';
 import { tierForDelay, tierForRetry } from './retry-tiers.js';
 
 /** One record to write: value and key exactly as given. */

@@ -20,10 +20,10 @@ import {
 } from '@babelqueue/core';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaConnection, type KafkaConnectionOptions, type KafkaRecord } from './connection.js';
-import { describe, runConsumerLoop, type ConsumerTuning } from './consumer-loop.js';
+import { describe, runConsumerLoop, type ConsumerTuning } from './consume-loop.js';
 import { DrainWatch } from './drain-watch.js';
-import { KafkaHeader } from './headers.js';
-import { KafkaDelivery, type RecordWrite } from './kafka-delivery.js';
+import { KafkaHeader } from './projection.js';
+import { KafkaDelivery, type RecordWrite } from './delivery.js';
 import { SETTLED, type Ordering, type RecordResult } from './partition-batch.js';
 import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
