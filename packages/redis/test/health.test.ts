@@ -52,7 +52,7 @@ describe('redis: health probes across a lost connection', { skip: b.skip }, () =
         await until(async () => (await app.health()).inFlight === 0, WAIT_MS, 'the second settlement');
         const health = await app.health();
         assert.deepEqual([health.ready, health.live], [true, true]);
-        assert.ok(health.lastSettleAt instanceof Date);
+        assert.ok(health.lastSettleAt instanceof Date, 'lastSettleAt is a Date');
       } finally {
         stop.abort();
         await running;

@@ -72,7 +72,7 @@ describe('app.health()', () => {
     await app.publish(URN, { n: 1 });
     await until(async () => (await app.health()).inFlight === 1, 10_000, 'one in flight');
     const busy = await app.health();
-    assert.ok(busy.lastDeliveryAt instanceof Date);
+    assert.ok(busy.lastDeliveryAt instanceof Date, 'lastDeliveryAt is a Date');
     assert.equal(busy.lastSettleAt, null);
     assert.deepEqual([busy.ready, busy.live, busy.concurrency, busy.queues], [true, true, 2, ['orders']]);
     release();
