@@ -17,7 +17,9 @@ async function probe(port: number, path: string): Promise<{ code: number; body: 
  * the probe server on, and checks: ready while connected; once the proxy
  * stops listening, `/readyz` fails with connected false while `/healthz`
  * stays up; once it listens again, ready again and a message published then is
- * handled. Every wait polls with a deadline. The proxy is left down.
+ * handled. Every wait polls with a deadline. The worker has stopped when it
+ * returns; the proxy is left listening, for the caller to close what it
+ * opened through it (a Service Bus client) before taking it down.
  */
 export async function readinessAcrossOutage(transport: Transport, proxy: CuttableProxy, queue: string, logger: ReturnType<typeof captureLogger>, waitMs = WAIT_MS): Promise<void> {
   const app = createApp({ transport, queue, logger });
@@ -54,6 +56,5 @@ export async function readinessAcrossOutage(transport: Transport, proxy: Cuttabl
   } finally {
     stop.abort();
     await running;
-    await proxy.down();
   }
 }
