@@ -49,7 +49,12 @@ export class CuttableProxy {
 
   /** Resets every relayed connection; new ones are still accepted. */
   cut(): void {
-    for (const socket of this.sockets) socket.resetAndDestroy();
+    // A reset needs an open socket: one already half-closed (its peer said QUIT) only closes its
+    // handle when destroyed, and a reset left pending keeps the process alive.
+    for (const socket of this.sockets) {
+      if (socket.readyState === 'open') socket.resetAndDestroy();
+      else socket.destroy();
+    }
   }
 
   /** Cuts everything and stops accepting connections until {@link start} again. */

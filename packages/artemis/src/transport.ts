@@ -61,6 +61,11 @@ export class ArtemisTransport implements Transport {
     this.target = maskUrl(this.options.url);
   }
 
+  /** An AMQP connection to the broker is open now: false before `connect`, while it reconnects, and from `close()` on. */
+  get connected(): boolean {
+    return this.closing === undefined && this.connection.current() !== undefined;
+  }
+
   /**
    * Waits for the connection. Refused credentials and an unverifiable
    * certificate fail at once; an unreachable broker fails when `timeoutMs` runs

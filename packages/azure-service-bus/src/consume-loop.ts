@@ -20,6 +20,8 @@ export interface ConsumeLoopDeps {
   readonly queue: string;
   readonly logger: Logger;
   readonly receiveWaitMs: number;
+  /** Told whether each receive reached the namespace (the transport's `connected`). */
+  readonly reached?: (ok: boolean) => void;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function consumeLoop(deps: ConsumeLoopDeps, onDelivery: (delivery: 
     } catch (error) {
       if (signal.aborted) return [];
       if (!isTransient(error)) throw error;
+      deps.reached?.(false);
       failures += 1;
       const retryMs = reconnectDelayMs(RECEIVE_RETRY_BACKOFF, failures);
       deps.logger.warn({ queue: deps.queue, error: describeError(error), retryInMs: retryMs }, 'Service Bus receive failed; the SDK reconnects and the loop receives again');
@@ -63,6 +66,7 @@ export async function consumeLoop(deps: ConsumeLoopDeps, onDelivery: (delivery: 
       return [];
     }
     failures = 0;
+    deps.reached?.(true);
     backlog = messages.length === want && want > 0;
     const from = receiver;
     return messages.map((message) => deps.toDelivery(message, from));

@@ -89,7 +89,10 @@ export class AzureServiceBusTransport implements Transport {
   private readonly connection: Connection;
   private readonly stop = new AbortController();
   private readonly running = new Set<Promise<void>>();
-  private connected: Promise<void> | undefined;
+  private connecting: Promise<void> | undefined;
+  private opened = false;
+  /** The last receive of a consume loop reached the namespace. */
+  private reachable = true;
   private closing: Promise<void> | undefined;
 
   constructor(options: AzureServiceBusTransportOptions) {
@@ -117,11 +120,13 @@ export class AzureServiceBusTransport implements Transport {
    */
   connect(options: ConnectOptions): Promise<void> {
     this.assertOpen();
-    this.connected ??= connectWithin(this.target, options, async ({ signal, note }) => {
+    this.connecting ??= connectWithin(this.target, options, async ({ signal, note }) => {
       const client = await this.connection.get();
       for (let attempt = 1; ; attempt++) {
         try {
-          return await probe(client, signal);
+          await probe(client, signal);
+          this.opened = true;
+          return;
         } catch (error) {
           if (signal.aborted || !isUnreachable(error)) throw error;
           note(error);
@@ -129,10 +134,20 @@ export class AzureServiceBusTransport implements Transport {
         }
       }
     }).catch((error: unknown) => {
-      this.connected = undefined;
+      this.connecting = undefined;
       throw error;
     });
-    return this.connected;
+    return this.connecting;
+  }
+
+  /**
+   * `connect` succeeded and the last receive of a consume loop reached the
+   * namespace (the SDK reconnects by itself and exposes no connection state;
+   * a receive fails while it cannot). False after `close()`. Session queues
+   * are not tracked.
+   */
+  get connected(): boolean {
+    return this.opened && this.closing === undefined && this.reachable;
   }
 
   /** The queues' LockDuration (option `lockDurationMs`); the SDK renews it while a handler runs. */
@@ -306,6 +321,9 @@ export class AzureServiceBusTransport implements Transport {
       maxAutoLockRenewalDurationInMs: this.options.maxLockRenewalMs,
     });
     await consumeLoop({
+      reached: (ok) => {
+        this.reachable = ok;
+      },
       openReceiver,
       toDelivery,
       queue,

@@ -44,7 +44,7 @@ Publishes one envelope and prints its meta.id.
 
 ${GLOBAL}`,
 
-  consume: `Usage: babelqueue consume [--queue Q] [--max N] [--idle-ms MS] [--ack | --no-ack]
+  consume: `Usage: babelqueue consume [--queue Q] [--max N] [--idle-ms MS] [--ack | --no-ack] [--health-port N [--health-host H]]
 Acknowledges (removes from the queue) every message it prints, unless --no-ack.
 
 Prints each delivered envelope (one JSON object per line with --json).
@@ -55,6 +55,10 @@ Without --max or --idle-ms it runs until interrupted (Ctrl-C).
   --ack             acknowledge each message (default): it is removed
   --no-ack          leave every message for redelivery (they are held until the
                     command ends, then released; native delivery counts go up)
+  --health-port N   serve GET /healthz (liveness) and /readyz (readiness: connected
+                    and consuming) as JSON on port N while consuming (0: any free port)
+  --health-host H   the address the probes listen on (default 127.0.0.1; in a
+                    Kubernetes pod 0.0.0.0, as the kubelet probes the pod IP)
 
 ${GLOBAL}`,
 

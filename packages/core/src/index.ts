@@ -4,10 +4,12 @@ export const VERSION = '0.1.0';
 export { createApp } from './runtime/app.js';
 export type {
   App,
+  AppHealth,
   AppOptions,
   CatalogData,
   ConsumeOnceOptions,
   DeadLetterOptions,
+  HealthOptions,
   ProcessOptions,
   PublishOptions,
   RunOptions,
@@ -15,6 +17,9 @@ export type {
   UrnOf,
 } from './runtime/app.js';
 export { closestName } from './runtime/option-keys.js';
+export { healthOf, RunHealth } from './runtime/health.js';
+export { serveHealth } from './runtime/health-server.js';
+export type { HealthServer } from './runtime/health-server.js';
 export { PublishManyError } from './runtime/publish-many-error.js';
 export type { PublishManyResult } from './runtime/publish-many-error.js';
 export type { DropEvent, FailedEvent } from './runtime/delivery-processor.js';

@@ -33,6 +33,8 @@ export interface ConsumerLoop extends ConsumerTuning {
   mayTake?(): boolean;
   /** Called after each (re)join with this member's assignment. */
   onJoin?(assignment: Record<string, number[]>): void;
+  /** Called when the member leaves its group: a crash (restarted or not) or a disconnect. */
+  onLeave?(): void;
 }
 
 /** The pause before starting a stopped consumer again: 500 ms doubling, at most 15 s; a join resets it. */
@@ -118,7 +120,9 @@ async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => voi
     joined();
     loop.onJoin?.(assigned);
   });
+  consumer.on(consumer.events.DISCONNECT, () => loop.onLeave?.());
   consumer.on(consumer.events.CRASH, (event) => {
+    loop.onLeave?.();
     const { error, restart } = event.payload;
     if (restart) {
       loop.logger.warn({ groupId: loop.groupId, error: describe(error) }, 'Kafka consumer crashed; kafkajs restarts it');

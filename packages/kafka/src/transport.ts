@@ -117,6 +117,8 @@ export class KafkaTransport implements Transport {
   private readonly ordering: Ordering;
   private readonly running = new Set<AbortController>();
   private readonly loops = new Set<Promise<unknown>>();
+  /** Consume loops whose consumer is in its group now (joined, not crashed or disconnected since). */
+  private members = 0;
   private closed = false;
 
   constructor(options: KafkaTransportOptions) {
@@ -268,6 +270,11 @@ export class KafkaTransport implements Transport {
     this.running.add(stop);
 
     const drain = new DrainWatch(options, () => stop.abort());
+    let member = false;
+    const membership = (now: boolean) => {
+      if (member !== now) this.members += now ? 1 : -1;
+      member = now;
+    };
     const context = { write: (r: RecordWrite) => this.connection.write(r), retryTiersMs, logger: this.logger };
     const handle = async (record: KafkaMessage, topic: string, partition: number): Promise<RecordResult> => {
       const delivery = new KafkaDelivery(topic, record, context);
@@ -299,7 +306,11 @@ export class KafkaTransport implements Transport {
         logger: this.logger,
         handle,
         mayTake: () => drain.mayTake(),
-        onJoin: () => drain.joined(),
+        onJoin: () => {
+          drain.joined();
+          membership(true);
+        },
+        onLeave: () => membership(false),
       }),
     ];
     if (tiered && this.options.reinject !== false) {
@@ -324,6 +335,7 @@ export class KafkaTransport implements Transport {
     try {
       await all;
     } finally {
+      membership(false);
       drain.close();
       this.loops.delete(all);
       this.running.delete(stop);
@@ -381,6 +393,17 @@ export class KafkaTransport implements Transport {
   /** Creates the work topic, its retry tiers and (when named) its DLQ if they do not exist. */
   async ensureTopics(queue: string, options: { partitions?: number; replicationFactor?: number; deadLetterTopic?: string } = {}): Promise<string[]> {
     return ensureKafkaTopics(await this.connection.admin(), { topic: queue, retryTiersMs: this.retryTiersMs, ...options });
+  }
+
+  /**
+   * A consume loop's consumer is in its group now: it joined and has not
+   * crashed or disconnected since (kafkajs reconnects to the brokers by itself
+   * and rejoins after a crash it restarts from). False while nothing consumes
+   * and after `close()`; a lost broker shows once kafkajs gives up retrying the
+   * fetch and crashes the consumer.
+   */
+  get connected(): boolean {
+    return !this.closed && this.members > 0;
   }
 
   /**

@@ -44,6 +44,12 @@ export class PulsarConnection {
   }
 
   /**
+   * The web service answered the last socket opened or request sent (false
+   * once one could not reach it, until one does): the transport's `connected`.
+   */
+  reachable = false;
+
+  /**
    * Opens a WebSocket of the WebSocket API. Resolves once it is open; rejects
    * with a {@link PulsarRefusedError} naming the HTTP status when the upgrade
    * is refused, or a {@link BrokerUnavailableError} when the web service cannot
@@ -66,12 +72,13 @@ export class PulsarConnection {
         reject(error);
       };
       ws.once('open', () => {
+        this.reachable = true;
         ws.removeListener('error', onError);
         ws.on('error', () => undefined);
         heartbeat(ws);
         resolve(ws);
       });
-      const onError = (error: Error) => fail(new BrokerUnavailableError(BROKER, `Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error }));
+      const onError = (error: Error) => fail(this.unreachable(`Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error }));
       ws.once('error', onError);
       ws.once('unexpected-response', (_request, response: IncomingMessage) => {
         readBody(response).then((body) => {
@@ -94,12 +101,19 @@ export class PulsarConnection {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<HttpResponse>((resolve, reject) => {
       const req = send(url, { method, headers, timeout: timeoutMs, ...(url.protocol === 'https:' ? this.options.tls ?? {} : {}) }, (res) => {
+        this.reachable = true;
         readBody(res).then((data) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }), reject);
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (error) => reject(new BrokerUnavailableError(BROKER, `Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error })));
+      req.on('error', (error) => reject(this.unreachable(`Pulsar at ${this.options.webServiceUrl.origin} is unavailable: ${error.message}`, { cause: error })));
       req.end(payload);
     });
+  }
+
+  /** The error of a web service that could not be reached; marks the connection unreachable. */
+  private unreachable(message: string, options: { cause: Error }): BrokerUnavailableError {
+    this.reachable = false;
+    return new BrokerUnavailableError(BROKER, message, options);
   }
 }
 

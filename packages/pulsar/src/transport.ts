@@ -55,7 +55,7 @@ export class PulsarTransport implements Transport {
   private readonly subscribed = new Map<string, Promise<void>>();
   private readonly stop = new AbortController();
   private readonly running = new Set<Promise<void>>();
-  private connected = false;
+  private probed = false;
   private closing: Promise<void> | undefined;
 
   constructor(options: PulsarTransportOptions) {
@@ -76,12 +76,12 @@ export class PulsarTransport implements Transport {
    */
   async connect(options: ConnectOptions): Promise<void> {
     this.assertOpen();
-    if (this.connected) return;
+    if (this.probed) return;
     await connectWithin(this.target, options, async ({ signal, note }) => {
       for (let failures = 1; ; failures++) {
         try {
           await this.admin.probe(this.options.tenant);
-          this.connected = true;
+          this.probed = true;
           return;
         } catch (error) {
           if (error instanceof PulsarAdminError || isConfigurationFailure(error)) {
@@ -93,6 +93,15 @@ export class PulsarTransport implements Transport {
         }
       }
     });
+  }
+
+  /**
+   * The web service answered the last WebSocket opened or admin request sent
+   * (the consumer's socket is reopened after a loss, so an outage shows at the
+   * first failed reopen); false before `connect` and after `close()`.
+   */
+  get connected(): boolean {
+    return this.probed && this.closing === undefined && this.connection.reachable;
   }
 
   /**

@@ -206,6 +206,16 @@ export class RabbitMqTransport implements Transport {
     return this.withChannel(async (channel) => (await channel.checkQueue(queue)).messageCount, 0);
   }
 
+  /** The ready messages of `queue` ({@link depth}): what a free consumer could take now. */
+  readyCount(queue: string): Promise<number> {
+    return this.depth(queue);
+  }
+
+  /** An AMQP connection is open now: false before `connect`, while it reconnects, and from `close()` on. */
+  get connected(): boolean {
+    return this.closing === undefined && this.connection.current() !== undefined;
+  }
+
   /** Removes every ready message of `queue`; resolves with how many. An absent queue purges 0. */
   async purge(queue: string): Promise<number> {
     return this.withChannel(async (channel) => (await channel.purgeQueue(queue)).messageCount, 0);

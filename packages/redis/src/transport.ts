@@ -204,6 +204,16 @@ export class RedisTransport implements Transport {
     return this.impl.depth(queue);
   }
 
+  /** The ready list's length ({@link depth}): reserved and delayed jobs are not ready. */
+  readyCount(queue: string): Promise<number> {
+    return this.impl.depth(queue);
+  }
+
+  /** The command connection is `ready` (ioredis' status): false while it reconnects and after `close()`. */
+  get connected(): boolean {
+    return !this.closed && this.client.status === 'ready';
+  }
+
   /**
    * Removes one ready value of `queue` holding `body` with `LREM key 1 value`
    * (atomic; false when a consumer took it first). On the legacy layout a framed

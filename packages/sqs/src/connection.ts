@@ -15,6 +15,8 @@ export class Connection {
   readonly target: string;
   private readonly owned: boolean;
   private verified = false;
+  /** The last request answered (an error response counts: the endpoint answered); see {@link reached}. */
+  private answered = true;
 
   constructor(options: SqsTransportOptions, resolved: ResolvedOptions) {
     this.owned = options.client === undefined;
@@ -29,6 +31,28 @@ export class Connection {
     // An endpoint rarely carries user info; mask it when it does.
     const endpoint = resolved.endpoint === undefined ? '' : `?endpoint=${resolved.endpoint.includes('@') ? maskUrl(resolved.endpoint) : resolved.endpoint}`;
     this.target = `sqs://${resolved.region ?? '(default region)'}${endpoint}`;
+    // A client handed in is the caller's: no middleware is added to it.
+    if (this.owned) {
+      this.client.middlewareStack.add((next) => async (args) => {
+        try {
+          const result = await next(args);
+          this.answered = true;
+          return result;
+        } catch (error) {
+          this.answered = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== undefined;
+          throw error;
+        }
+      }, { step: 'initialize', name: 'babelqueueReached' });
+    }
+  }
+
+  /**
+   * SQS is stateless HTTP: "connected" means verified, and the last request
+   * (after the SDK's own retries) got an answer from the endpoint, even an
+   * error one. A client handed in reports only that it was verified.
+   */
+  get reached(): boolean {
+    return this.verified && this.answered;
   }
 
   /**

@@ -71,6 +71,16 @@ export class SqsTransport implements Transport {
     this.batcher = new SettleBatcher(this.connection.client);
   }
 
+  /** The last SQS request got an answer (see `Connection.reached`); false after `close()`. */
+  get connected(): boolean {
+    return this.closed === undefined && this.connection.reached;
+  }
+
+  /** The visible messages of `queue` ({@link depth}): in-flight and delayed ones are not counted. */
+  readyCount(queue: string): Promise<number> {
+    return this.depth(queue);
+  }
+
   /**
    * Verifies the endpoint, region and credentials with one signed request.
    * Missing or refused credentials, a missing region and an unknown host fail

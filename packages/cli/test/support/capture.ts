@@ -21,6 +21,8 @@ export interface RunOptions {
   sharesMemoryBrokers?: boolean;
   /** Called with each piece of stdout as it is written (to react to output while the command runs). */
   onStdout?: (text: string) => void;
+  /** Called with each piece of stderr as it is written. */
+  onStderr?: (text: string) => void;
 }
 
 /** Runs the CLI in this process with captured streams. */
@@ -33,7 +35,10 @@ export async function run(argv: string[], options: RunOptions = {}): Promise<Run
       out += text;
       options.onStdout?.(text);
     },
-    stderr: (text) => (err += text),
+    stderr: (text) => {
+      err += text;
+      options.onStderr?.(text);
+    },
     env: options.env ?? {},
     interactive: options.interactive ?? false,
     confirm: async (question) => {

@@ -9,10 +9,13 @@ import { Publisher, type PublishOptions } from './publisher.js';
 import { startupChecks } from './startup-checks.js';
 import { InterruptWatch } from './handler-run.js';
 import { runWorker } from './worker.js';
+import { healthOf, resolveHealthOptions, RunHealth, type AppHealth, type HealthOptions } from './health.js';
+import { serveHealth, type HealthServer } from './health-server.js';
 import type { AppOptions, UntypedCatalog, UrnOf } from './app-options.js';
 
 export type { PublishOptions } from './publisher.js';
 export type { AppOptions, CatalogData, DeadLetterOptions, UntypedCatalog, UrnOf } from './app-options.js';
+export type { AppHealth, HealthOptions } from './health.js';
 
 
 /** Options of {@link App.run}. */
@@ -32,6 +35,13 @@ export interface RunOptions {
    * itself. Default false.
    */
   readonly handleSignals?: boolean | undefined;
+  /**
+   * Health of this run: `{ port }` serves `GET /healthz` (liveness) and
+   * `GET /readyz` (readiness) with JSON bodies on `host` (default
+   * `127.0.0.1`) from the start of `run()` to its end; `stalledAfterMs` sets
+   * when {@link AppHealth.stalled} may turn true. See {@link App.health}.
+   */
+  readonly health?: HealthOptions | undefined;
 }
 
 /** Options of {@link App.consume}. */
@@ -106,6 +116,14 @@ export interface App<C extends UrnCatalog = UntypedCatalog> {
    * delivery's settlement and by handlers that publish.
    */
   process(delivery: Delivery, options?: ProcessOptions): Promise<void>;
+  /**
+   * The state of the App's `run()` workers (see {@link AppHealth}): live,
+   * ready, connected, consuming, stalled, in flight, the last delivery and
+   * settlement. Resolves without asking the broker unless a worker may be
+   * stalled (then the transport's `readyCount`, at most 2 s). `consume()`
+   * drains are not counted.
+   */
+  health(): Promise<AppHealth>;
   /** The transport the App was created with (a serverless adapter settles through it). */
   readonly transport: Transport;
   /** Closes the transport. */
@@ -114,7 +132,7 @@ export interface App<C extends UrnCatalog = UntypedCatalog> {
   deadLetterQueueName(queue?: string): string;
 }
 
-const RUN_KEYS = ['queue', 'concurrency', 'signal', 'handleSignals'] as const;
+const RUN_KEYS = ['queue', 'concurrency', 'signal', 'handleSignals', 'health'] as const;
 const CONSUME_KEYS = ['queue', 'maxMessages', 'idleMs', 'concurrency', 'signal'] as const;
 const PROCESS_KEYS = ['handlerTimeoutMs'] as const;
 
@@ -163,6 +181,8 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
 
   const publisher = new Publisher({ transport, logger, queue: settings.queue, instrumentation: settings.instrumentation });
   const checks = startupChecks(settings, handlers, config);
+  const runs = new Set<RunHealth>();
+  const health = () => healthOf(transport, runs);
 
   const app = {
     handle(urn: string, handler: Handler) {
@@ -182,23 +202,38 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       checkOptionKeys('run options', runOptions, RUN_KEYS);
       const queue = queueName('run options.queue', runOptions.queue ?? settings.queue);
       const concurrency = positive(runOptions.concurrency ?? 1);
+      const healthOptions = resolveHealthOptions(runOptions.health);
       checks.beforeConsume(queue, true);
+      const runHealth = new RunHealth(queue, concurrency, healthOptions.stalledAfterMs);
+      const onSettled = () => runHealth.settled();
       // The worker passes the same interrupt signal for every delivery of this run: one context per run.
       let runContext: ProcessorContext | undefined;
-      await runWorker({
-        transport,
-        queue,
-        concurrency,
-        deadLettering: config(queue).deadLetterQueue !== undefined,
-        logger,
-        signal: runOptions.signal,
-        handleSignals: runOptions.handleSignals === true,
-        connectTimeoutMs: settings.connectTimeoutMs,
-        shutdownTimeoutMs: settings.shutdownTimeoutMs,
-        process: (delivery, interrupt) => processDelivery(delivery, runContext ??= context({ interrupt: new InterruptWatch(interrupt) })),
-        started: () => checks.started(queue, concurrency),
-        stillRunning: () => runContext?.interrupt?.live ?? 0,
-      });
+      let server: HealthServer | undefined;
+      if (healthOptions.port !== undefined) {
+        server = await serveHealth(health, healthOptions.port, healthOptions.host, logger);
+        logger.info({ host: healthOptions.host, port: server.port }, `health probes on http://${healthOptions.host}:${server.port}/healthz and /readyz`);
+      }
+      runs.add(runHealth);
+      try {
+        await runWorker({
+          transport,
+          queue,
+          concurrency,
+          deadLettering: config(queue).deadLetterQueue !== undefined,
+          logger,
+          signal: runOptions.signal,
+          handleSignals: runOptions.handleSignals === true,
+          connectTimeoutMs: settings.connectTimeoutMs,
+          shutdownTimeoutMs: settings.shutdownTimeoutMs,
+          process: (delivery, interrupt) => processDelivery(delivery, runContext ??= { ...context({ interrupt: new InterruptWatch(interrupt) }), onSettled }),
+          started: () => checks.started(queue, concurrency),
+          stillRunning: () => runContext?.interrupt?.live ?? 0,
+          health: runHealth,
+        });
+      } finally {
+        runs.delete(runHealth);
+        await server?.close();
+      }
     },
 
     async consume(consumeOptions: ConsumeOnceOptions = {}) {
@@ -233,6 +268,8 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
       const handlerTimeoutMs = settings.handlerTimeoutMs === undefined ? timeout : Math.min(timeout, settings.handlerTimeoutMs);
       return processDelivery(delivery, { ...drainContext, handlerTimeoutMs });
     },
+
+    health,
 
     transport,
 

@@ -55,6 +55,8 @@ export interface ProcessorContext {
   readonly instrumentation?: Instrumentation;
   /** Write a thrown Error's stack as `dead_letter.stack` (the App's `deadLetter.stack`). */
   readonly deadLetterStack?: boolean;
+  /** Called each time the broker confirmed a settlement (the App's health). */
+  readonly onSettled?: () => void;
 }
 
 interface Step {
@@ -130,8 +132,14 @@ function execute(delivery: Delivery, ctx: ProcessorContext, scope: DeliveryScope
   } catch (error) {
     return settleFailed(delivery, ctx, scope, step, verdict, decision, error);
   }
+  const onSettled = ctx.onSettled;
   return settled.then(
-    scope === undefined ? undefined : () => endScope(scope, ctx, settledEnd(delivery, step, verdict, {})),
+    scope === undefined
+      ? onSettled
+      : () => {
+        onSettled?.();
+        endScope(scope, ctx, settledEnd(delivery, step, verdict, {}));
+      },
     (error: unknown) => settleFailed(delivery, ctx, scope, step, verdict, decision, error),
   );
 }

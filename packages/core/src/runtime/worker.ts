@@ -1,5 +1,6 @@
 import type { Delivery, Transport } from '../transport/transport.js';
 import { ShutdownError } from './errors.js';
+import type { RunHealth } from './health.js';
 import type { Logger } from './logger.js';
 import { thrownFields } from './thrown.js';
 
@@ -23,6 +24,8 @@ export interface WorkerSpec {
   readonly started: () => void;
   /** Handlers of this run still running (past their timeout or the deadline included). */
   readonly stillRunning: () => number;
+  /** Told when consuming starts and stops and of every delivery (the App's health). */
+  readonly health: RunHealth;
 }
 
 /** How long closing the transport may take once the worker has stopped. */
@@ -52,13 +55,14 @@ const EXIT_GRACE_MS = 2_000;
  * {@link EXIT_GRACE_MS} of `run()` resolving, it is exited.
  */
 export async function runWorker(spec: WorkerSpec): Promise<void> {
-  const { transport, queue, logger } = spec;
+  const { transport, queue, logger, health } = spec;
   const stop = new AbortController();
   const interrupt = new AbortController();
   let active = 0;
   let started = false;
   let signalled: NodeJS.Signals | undefined;
   const stopping = () => {
+    health.stopping();
     if (!stop.signal.aborted) stop.abort();
   };
   spec.signal?.addEventListener('abort', stopping, { once: true });
@@ -79,21 +83,26 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
     if (stop.signal.aborted) return;
     started = true;
     spec.started();
+    health.started();
     // Made once per run, not per delivery.
     const finished = () => {
       active -= 1;
+      health.finished();
     };
     const failed = (error: unknown) => {
       active -= 1;
+      health.finished();
       throw error;
     };
     const onDelivery = (delivery: Delivery): Promise<void> => {
       active += 1;
+      health.delivered();
       return spec.process(delivery, interrupt.signal).then(finished, failed);
     };
     const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal, deadLettering: spec.deadLettering });
     const ended = consuming.then(() => true, () => true);
     await Promise.race([ended, aborted(stop.signal)]);
+    health.stopping();
     if (!(await settledWithin(ended, 0))) {
       logger.info({ queue, inFlight: active, deadlineMs: spec.shutdownTimeoutMs }, 'shutting down: no new messages; waiting for in-flight handlers');
       if (!(await settledWithin(ended, spec.shutdownTimeoutMs))) {

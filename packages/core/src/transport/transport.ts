@@ -208,6 +208,22 @@ export interface Transport {
    */
   connect(options: ConnectOptions): Promise<void>;
   /**
+   * Whether the connection to the broker is up now, for health probes
+   * (`App.health()`): false before `connect`, while the client library
+   * reconnects, and after `close`. A stateless HTTP binding (SQS) reports
+   * whether its last call reached the broker. Optional: without it the App
+   * counts a consuming worker as connected.
+   */
+  readonly connected?: boolean;
+  /**
+   * How many deliveries of `queue` wait ready for this consumer now (not held
+   * by any consumer, not delayed), for the App's stalled check. Optional: a
+   * binding implements it only where the count is cheap and excludes what
+   * other consumers hold or are assigned (not a consumer group's lag, not a
+   * browse of the whole queue).
+   */
+  readyCount?(queue: string): Promise<number>;
+  /**
    * How long a delivery of `queue` stays reserved before the broker may hand it
    * to another consumer, in ms; undefined when it stays reserved until it is
    * settled or the connection drops. A transport renews the reservation while a

@@ -109,6 +109,16 @@ export class InMemoryTransport implements Transport {
   /** Nothing to reach: an in-process broker is always there. */
   async connect(): Promise<void> {}
 
+  /** Always true: an in-process broker cannot be out of reach. */
+  get connected(): boolean {
+    return true;
+  }
+
+  /** The ready messages (as {@link depth}): delayed and leased ones are not ready. */
+  readyCount(queue: string): Promise<number> {
+    return this.depth(queue);
+  }
+
   /** The visibility timeout: a lease lasts that long and is renewed while its handler runs. */
   reservationMs(): number {
     return this.visibilityTimeoutMs;
