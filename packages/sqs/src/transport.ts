@@ -11,12 +11,14 @@ import {
   type OutgoingMessage,
   type PublishOutcome,
   type RawPublishOptions,
+  type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
 import { riderAttributes } from './attributes.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './browse.js';
+import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue, scanQueue } from './browse.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
@@ -156,11 +158,22 @@ export class SqsTransport implements Transport {
   }
 
   /**
+   * Reads the visible messages of `queue` without consuming them; see
+   * {@link scanQueue}: a leased read (`capabilities.scan` is `leased`), each
+   * message received and given back when the iteration ends. Only a
+   * dead-letter queue unless `browseWorkQueues`, as {@link browse}. An absent
+   * queue reads as empty.
+   */
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
+    this.assertOpen();
+    this.assertBrowsable(queue, 'scan');
+    const info = await this.onQueue(queue, async (found) => found, undefined);
+    if (info !== undefined) yield* scanQueue(this.tools(), info, options);
+  }
+
+  /**
    * How many messages wait visible on `queue` (`ApproximateNumberOfMessages`,
    * an estimate on a busy queue); see {@link queueDepth}. An absent queue: 0.
-   * There is no `scan`: SQS cannot read a message without receiving it, and a
-   * receive neither keeps an order nor leaves the receive count alone, so
-   * tools read with {@link browse}.
    */
   async depth(queue: string): Promise<number> {
     this.assertOpen();
@@ -292,7 +305,7 @@ export class SqsTransport implements Transport {
       `SQS queue ${queue} has no RedrivePolicy and dead-lettering is off: a poison or version-gated message is left to SQS, which redelivers it until the queue's retention period ends; configure a RedrivePolicy (maxReceiveCount and a dead-letter queue) on every consumed queue, or pass deadLetter: true`);
   }
 
-  private assertBrowsable(queue: string, operation: 'browse' | 'remove'): void {
+  private assertBrowsable(queue: string, operation: 'browse' | 'scan' | 'remove'): void {
     if (!this.options.browseWorkQueues && !isDeadLetterQueueName(queue)) throw new WorkQueueBrowseError(queue, operation);
   }
 
