@@ -12,7 +12,7 @@ export interface ActionItem {
   readonly hash: string;
   readonly message_id: string | null;
   readonly urn: string | null;
-  readonly outcome: 'redriven' | 'kept' | 'deleted' | 'not-found';
+  readonly outcome: 'redriven' | 'kept' | 'deleted' | 'not-found' | 'locked';
   /** Where a redriven record went. */
   readonly to?: string;
   /** Why a record was kept, or what else to know. */
@@ -29,6 +29,10 @@ export interface ActionResult {
   readonly deleted: number;
   readonly kept: number;
   readonly not_found: number;
+  /** Chosen records another receiver holds locked (left untouched): try again after {@link retry_after_s}. */
+  readonly locked: number;
+  /** With `locked`: seconds until the last of their locks lapses. */
+  readonly retry_after_s?: number;
   /** The first items (at most 200), for the page. */
   readonly items: ActionItem[];
   readonly error?: string;
@@ -150,7 +154,7 @@ export async function redriveSelected(ctx: ActionContext, dlq: string, refs: rea
 /** Redrives every record that passes `filter`, up to the scan limit (list brokers) or the drain ceiling. */
 export async function redriveMatching(ctx: ActionContext, dlq: string, filter: RecordFilter, request: RedriveRequest): Promise<ActionResult> {
   refuseBypass(ctx.transport, request);
-  if (typeof ctx.transport.remove !== 'function' || ctx.source.mode !== 'scan') {
+  if (typeof ctx.transport.remove !== 'function' || ctx.source.mode === 'none') {
     return drainRedrive(ctx, dlq, request, filter);
   }
   // Scan a chunk of matches, move them, go on from where the scan stopped less what left the list.
@@ -186,7 +190,7 @@ export async function deleteSelected(ctx: ActionContext, dlq: string, refs: read
   const outcome = emptyResult('delete', dlq, typeof ctx.transport.remove === 'function' ? 'remove' : 'drain');
   outcome.items.push(...refs.filter((r) => !found.has(r)).map(notFound));
   outcome.not_found = outcome.items.length;
-  const records = [...found.values()];
+  const records = setLockedApart(outcome, [...found.values()]);
   const remove = ctx.transport.remove?.bind(ctx.transport);
   try {
     if (remove !== undefined) {
@@ -227,7 +231,7 @@ async function removeEach(ctx: ActionContext, dlq: string, records: readonly Sca
   const remove = ctx.transport.remove?.bind(ctx.transport);
   if (publishRaw === undefined || remove === undefined) throw new UnsupportedActionError(`the ${ctx.transport.rules.name} binding cannot write raw records`);
   try {
-    for (const record of records) {
+    for (const record of setLockedApart(outcome, records)) {
       const plan = planRedrive(record.body, request.toQueue);
       if (plan.kind === 'keep') {
         push(outcome, item(record, 'kept', plan.why));
@@ -258,7 +262,7 @@ async function takeAndRedrive(ctx: ActionContext, dlq: string, records: readonly
   const publishRaw = ctx.transport.publishRaw?.bind(ctx.transport);
   if (publishRaw === undefined) throw new UnsupportedActionError(`the ${ctx.transport.rules.name} binding cannot write raw records`);
   const moving: ScannedRecord[] = [];
-  for (const record of records) {
+  for (const record of setLockedApart(outcome, records)) {
     const plan = planRedrive(record.body, request.toQueue);
     if (plan.kind === 'keep') push(outcome, item(record, 'kept', plan.why));
     else moving.push(record);
@@ -282,6 +286,27 @@ async function takeAndRedrive(ctx: ActionContext, dlq: string, records: readonly
   }
   log(ctx, outcome);
   return finish(outcome);
+}
+
+/**
+ * Sets apart the chosen records the broker shows locked by another receiver
+ * (`lockedUntil`, a Service Bus peek-lock): no drain can take them before the
+ * lock lapses, so they get a "locked, try again in N s" item instead of a
+ * drain that would wait for them and answer "not found".
+ */
+function setLockedApart(outcome: Mutable<ActionResult>, records: readonly ScannedRecord[]): ScannedRecord[] {
+  const now = Date.now();
+  const free: ScannedRecord[] = [];
+  for (const record of records) {
+    if (record.lockedUntil === undefined || record.lockedUntil <= now) {
+      free.push(record);
+      continue;
+    }
+    const seconds = Math.ceil((record.lockedUntil - now) / 1000);
+    outcome.retry_after_s = Math.max(outcome.retry_after_s ?? 0, seconds);
+    push(outcome, item(record, 'locked', `locked by another receiver, try again in ${seconds} s`));
+  }
+  return free;
 }
 
 /** The fingerprints of `records`, each with how many times it is chosen. */
@@ -362,13 +387,14 @@ function keptNote(it: RedriveItem): string {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function emptyResult(action: ActionResult['action'], dlq: string, method: ActionResult['method']): Mutable<ActionResult> & { items: ActionItem[] } {
-  return { action, dlq, method, redriven: 0, deleted: 0, kept: 0, not_found: 0, items: [] };
+  return { action, dlq, method, redriven: 0, deleted: 0, kept: 0, not_found: 0, locked: 0, items: [] };
 }
 
 function push(outcome: Mutable<ActionResult>, entry: ActionItem): void {
   if (entry.outcome === 'redriven') outcome.redriven += 1;
   else if (entry.outcome === 'deleted') outcome.deleted += 1;
   else if (entry.outcome === 'kept') outcome.kept += 1;
+  else if (entry.outcome === 'locked') outcome.locked += 1;
   else outcome.not_found += 1;
   outcome.items.push(entry);
 }
@@ -377,6 +403,8 @@ function merge(into: Mutable<ActionResult>, from: ActionResult): void {
   into.redriven += from.redriven;
   into.kept += from.kept;
   into.not_found += from.not_found;
+  into.locked += from.locked;
+  if (from.retry_after_s !== undefined) into.retry_after_s = Math.max(into.retry_after_s ?? 0, from.retry_after_s);
   into.items.push(...from.items);
   if (from.error !== undefined) into.error = from.error;
 }

@@ -70,8 +70,6 @@ export interface ConsoleSettings {
   readonly logger: Logger;
 }
 
-/** Records the browse-only fallback reads from the head (bindings without scan). */
-export const BROWSE_MAX = 1000;
 /** Rows a page holds at most. */
 export const PAGE_MAX = 200;
 /** A sorted page keeps at most this many rows while it scans. */
