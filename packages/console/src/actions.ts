@@ -1,4 +1,4 @@
-import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RawPublishOptions, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { redrive, REDRIVE_BATCH_CEILING, type ConsumeOptions, type Decision, type Delivery, type Logger, type RawPublishOptions, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
 import type { InterruptedAction, Journal } from './journal.js';
 import { matches, type RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
@@ -66,18 +66,51 @@ export interface ActionContext {
  */
 export function journaled(transport: Transport, dlq: string, journal: Journal): Transport {
   const publishRaw = transport.publishRaw?.bind(transport);
+  const consume = transport.consume.bind(transport);
+  const remove = transport.remove?.bind(transport);
+  const markLeft = (body: Buffer) => {
+    const plan = planRedrive(body, undefined);
+    if (plan.kind === 'send') journal.mark(dlq, 'left', recordHash(plan.body));
+  };
   return new Proxy(transport, {
     get(target, property) {
       if (property === 'publishRaw' && publishRaw !== undefined) {
         return async (queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions) => {
+          // The intent first: a stop between the write and its `sent` line leaves a copy the journal still names.
+          if (queue !== dlq) journal.mark(dlq, 'sending', recordHash(body), queue);
           await publishRaw(queue, body, headers, options);
           journal.mark(dlq, queue === dlq ? 'restored' : 'sent', recordHash(body));
         };
+      }
+      if (property === 'remove' && remove !== undefined) {
+        return async (queue: string, body: Buffer) => {
+          const removed = await remove(queue, body);
+          if (removed && queue === dlq) markLeft(body);
+          return removed;
+        };
+      }
+      if (property === 'consume') {
+        // A record taken off the DLQ: once it is settled away, its copy (if one was sent) is no longer in two places.
+        return (queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions) => consume(queue, (delivery) => onDelivery(queue === dlq ? leaving(delivery) : delivery), options);
       }
       const value = Reflect.get(target, property, target) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+
+  function leaving(delivery: Delivery): Delivery {
+    const settle = async (decision: Decision) => {
+      await delivery.settle(decision);
+      if (decision.kind === 'ack' || decision.kind === 'drop') markLeft(delivery.body);
+    };
+    return new Proxy(delivery, {
+      get(target, property) {
+        if (property === 'settle') return settle;
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
 }
 
 /**
@@ -109,7 +142,28 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
       extra.push(left[0] as ScannedRecord);
     }
   };
-  for (const hash of interrupted.sent) pick(byCopy.get(hash), 0);
+  // Copies whose original the action did not see leave: the original is on the DLQ, or the broker still holds it for the dead process.
+  const pending = [...interrupted.sent];
+  for (const hash of interrupted.left) {
+    const at = pending.indexOf(hash);
+    if (at >= 0) pending.splice(at, 1);
+  }
+  // A copy whose write had begun when the action stopped (no `sent` line): if it reached its target, the original goes too.
+  const confirmed = [...interrupted.sent];
+  for (const intent of interrupted.sending) {
+    const at = confirmed.indexOf(intent.hash);
+    if (at >= 0) {
+      confirmed.splice(at, 1);
+      continue;
+    }
+    if ((byCopy.get(intent.hash) ?? []).length > 0 && (await onQueue(ctx, intent.queue, intent.hash))) pending.push(intent.hash);
+  }
+  let away = 0;
+  for (const hash of pending) {
+    const before = extra.length;
+    pick(byCopy.get(hash), 0);
+    if (extra.length === before) away += 1;
+  }
   for (const hash of interrupted.restored) pick(byStored.get(hash), 1);
   const remove = ctx.transport.remove?.bind(ctx.transport);
   try {
@@ -122,10 +176,44 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
   } catch (error) {
     outcome.error = messageOf(error);
   }
-  if (extra.length === 0) outcome.note = 'no record of the interrupted action is in two places';
+  if (outcome.error === undefined && outcome.not_found > 0) {
+    outcome.error = `${outcome.not_found} record(s) in two places could not be taken yet (a broker may hand the dead process's records to a new reader only after a while); try again in a few seconds`;
+  }
+  const stoppedAgo = Date.now() - interrupted.last_write;
+  if (outcome.error === undefined && away > 0 && stoppedAgo < HOLD_GRACE_MS) {
+    outcome.error = `${away} record(s) the interrupted action copied to their target are not on ${dlq} now, and it did not see them leave: the broker may still hold them for the stopped process (they come back when it notices or their lock lapses); try again in ${Math.ceil((HOLD_GRACE_MS - stoppedAgo) / 1000)} s at most`;
+    outcome.retry_after_s = Math.min(10, Math.ceil((HOLD_GRACE_MS - stoppedAgo) / 1000));
+  } else if (outcome.error === undefined && away > 0) {
+    outcome.note = `${away} record(s) the interrupted action copied did not come back to ${dlq} within ${HOLD_GRACE_MS / 1000} s of the stop: taken as left (acknowledged just before the stop)`;
+  } else if (extra.length === 0) {
+    outcome.note = 'no record of the interrupted action is in two places';
+  }
   log(ctx, outcome);
   return finish(outcome);
 }
+
+/** Whether a record with fingerprint `hash` waits on `queue` (read as the DLQ is; a queue the binding will not read counts as no). */
+async function onQueue(ctx: ActionContext, queue: string, hash: string): Promise<boolean> {
+  try {
+    let scanned = 0;
+    for await (const record of ctx.source.read(queue, 0)) {
+      if (recordHash(record.body) === hash) return true;
+      if (++scanned >= ctx.scanLimit) return false;
+    }
+  } catch (error) {
+    ctx.logger.warn({ queue, error: messageOf(error) }, 'console: cannot read the target queue to see whether an interrupted copy reached it; the original stays on the DLQ');
+  }
+  return false;
+}
+
+/**
+ * How long after an action stopped (its journal's last write) a record it had
+ * copied may still be held for the stopped process and come back to the DLQ:
+ * a dead connection's deliveries return when the broker notices (RabbitMQ,
+ * Artemis, Pulsar: at once to a heartbeat's minute), a lease or lock when it
+ * lapses (SQS's visibility timeout, a Service Bus lock: 30-60 s by default).
+ */
+const HOLD_GRACE_MS = 90_000;
 
 const ITEMS_SHOWN = 200;
 

@@ -236,7 +236,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
       void history.sampleAll();
       const status = statusOf(result);
       const retryAfter = (result as { retry_after_s?: number }).retry_after_s;
-      return c.json(result, status, status === 423 && retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {});
+      return c.json(result, status, (status === 423 || status === 503) && retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {});
     } catch (error) {
       return failure(c, error);
     }
@@ -254,12 +254,13 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
 }
 
 /**
- * 502 when the broker stopped the action; 423 (Locked, with `Retry-After`
+ * 502 when the broker stopped the action (503 when it says when to try
+ * again: a recover waiting for held records to come back); 423 (Locked, with `Retry-After`
  * and `retry_after_s`) when every chosen record it could have acted on is
  * locked by another receiver; else 200.
  */
-function statusOf(result: { error?: string; locked?: number; redriven?: number; deleted?: number }): 200 | 423 | 502 {
-  if (result.error !== undefined) return 502;
+function statusOf(result: { error?: string; locked?: number; redriven?: number; deleted?: number; retry_after_s?: number }): 200 | 423 | 502 | 503 {
+  if (result.error !== undefined) return result.retry_after_s !== undefined ? 503 : 502;
   return (result.locked ?? 0) > 0 && (result.redriven ?? 0) + (result.deleted ?? 0) === 0 ? 423 : 200;
 }
 
