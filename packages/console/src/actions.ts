@@ -142,12 +142,10 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
       extra.push(left[0] as ScannedRecord);
     }
   };
-  // Copies whose original the action did not see leave: the original is on the DLQ, or the broker still holds it for the dead process.
-  const pending = [...interrupted.sent];
-  for (const hash of interrupted.left) {
-    const at = pending.indexOf(hash);
-    if (at >= 0) pending.splice(at, 1);
-  }
+  // Every copy on its target whose original the DLQ still shows goes, even one the action saw settled:
+  // a Kafka acknowledgement is a commit still to be sent when the process dies.
+  const seenLeaving = [...interrupted.left];
+  const copies = [...interrupted.sent];
   // A copy whose write had begun when the action stopped (no `sent` line): if it reached its target, the original goes too.
   const confirmed = [...interrupted.sent];
   for (const intent of interrupted.sending) {
@@ -156,13 +154,17 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
       confirmed.splice(at, 1);
       continue;
     }
-    if ((byCopy.get(intent.hash) ?? []).length > 0 && (await onQueue(ctx, intent.queue, intent.hash))) pending.push(intent.hash);
+    if ((byCopy.get(intent.hash) ?? []).length > 0 && (await onQueue(ctx, intent.queue, intent.hash))) copies.push(intent.hash);
   }
+  // A copied record not on the DLQ that the action did not see leave may still be held for the stopped process.
   let away = 0;
-  for (const hash of pending) {
+  for (const hash of copies) {
     const before = extra.length;
     pick(byCopy.get(hash), 0);
-    if (extra.length === before) away += 1;
+    if (extra.length > before) continue;
+    const at = seenLeaving.indexOf(hash);
+    if (at >= 0) seenLeaving.splice(at, 1);
+    else away += 1;
   }
   for (const hash of interrupted.restored) pick(byStored.get(hash), 1);
   const remove = ctx.transport.remove?.bind(ctx.transport);
@@ -175,6 +177,14 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
     }
   } catch (error) {
     outcome.error = messageOf(error);
+  }
+  if (outcome.error === undefined && outcome.deleted > 0) {
+    // Read again: a removal only counts once the DLQ shows it (a Kafka commit can be lost to a rebalance while the dead process's member is still in the group).
+    const still = await countOn(ctx, dlq, extra.map((r) => recordHash(r.body)));
+    if (still > byStoredCount(byStored, extra)) {
+      outcome.error = `the DLQ still shows ${still - byStoredCount(byStored, extra)} of the removed records (the broker did not keep the removal yet); try again in a few seconds`;
+      outcome.retry_after_s = 5;
+    }
   }
   if (outcome.error === undefined && outcome.not_found > 0) {
     outcome.error = `${outcome.not_found} record(s) in two places could not be taken yet (a broker may hand the dead process's records to a new reader only after a while); try again in a few seconds`;
@@ -190,6 +200,26 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
   }
   log(ctx, outcome);
   return finish(outcome);
+}
+
+/** How many records of `dlq` have one of the fingerprints `hashes` (each counted once per record). */
+async function countOn(ctx: ActionContext, dlq: string, hashes: readonly string[]): Promise<number> {
+  const wanted = new Set(hashes);
+  let count = 0;
+  let scanned = 0;
+  for await (const record of ctx.source.read(dlq, 0)) {
+    if (wanted.has(recordHash(record.body))) count += 1;
+    if (++scanned >= ctx.scanLimit) break;
+  }
+  return count;
+}
+
+/** How many records the DLQ held with the fingerprints of `extra` before the removal, less one per removed record: what should be left. */
+function byStoredCount(byStored: ReadonlyMap<string, ScannedRecord[]>, extra: readonly ScannedRecord[]): number {
+  const hashes = new Set(extra.map((r) => recordHash(r.body)));
+  let before = 0;
+  for (const hash of hashes) before += (byStored.get(hash) ?? []).length;
+  return before - extra.length;
 }
 
 /** Whether a record with fingerprint `hash` waits on `queue` (read as the DLQ is; a queue the binding will not read counts as no). */
