@@ -60,7 +60,7 @@ for (const target of BROKERS.filter((t) => names.includes(t.name))) {
           // The answer never comes: the child dies first.
           void page.post('/api/redrive', { dlq, matching: 'all' }).catch(() => undefined);
           // Kill once some copies reached the work queue, not after a guessed time.
-          await until(async () => (await transport.depth!(queue)) > 0, 120_000, 'the redrive to start writing', 5);
+          await until(async () => (await transport.depth!(queue)) > 0, 120_000, 'the redrive to start writing', 50);
         } finally {
           child.kill('SIGKILL');
         }
