@@ -76,5 +76,13 @@ async function peekBatch(receiver: ServiceBusReceiver, from: SequenceNumber, sig
 function scanned(message: ServiceBusReceivedMessage, index: number): ScannedRecord {
   const body = bodyBytes(message) ?? Buffer.from(JSON.stringify(message.body) ?? '', 'utf8');
   const location = message.sequenceNumber === undefined ? undefined : `sequence number ${message.sequenceNumber.toString()}`;
-  return { body, headers: plainProperties(message), index, ...(location === undefined ? {} : { location }) };
+  // A peek shows messages another receiver holds; until their lock lapses no one else can take them.
+  const lockedUntil = message.lockedUntilUtc?.getTime();
+  return {
+    body,
+    headers: plainProperties(message),
+    index,
+    ...(location === undefined ? {} : { location }),
+    ...(lockedUntil !== undefined && lockedUntil > Date.now() ? { lockedUntil } : {}),
+  };
 }

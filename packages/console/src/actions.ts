@@ -1,5 +1,5 @@
-import { redrive, REDRIVE_BATCH_CEILING, type Logger, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
-import { type RawPublishOptions } from '@babelqueue/core/binding';
+import { redrive, REDRIVE_BATCH_CEILING, type ConsumeOptions, type Decision, type Logger, type RedriveItem, type ScannedRecord, type Transport } from '@babelqueue/core';
+import { type Delivery, type RawPublishOptions } from '@babelqueue/core/binding';
 import type { InterruptedAction, Journal } from './journal.js';
 import type { RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
@@ -14,7 +14,7 @@ export interface ActionItem {
   readonly hash: string;
   readonly message_id: string | null;
   readonly urn: string | null;
-  readonly outcome: 'redriven' | 'kept' | 'deleted' | 'not-found';
+  readonly outcome: 'redriven' | 'kept' | 'deleted' | 'not-found' | 'locked';
   /** Where a redriven record went. */
   readonly to?: string;
   /** Why a record was kept, or what else to know. */
@@ -31,6 +31,10 @@ export interface ActionResult {
   readonly deleted: number;
   readonly kept: number;
   readonly not_found: number;
+  /** Chosen records another receiver holds locked (left untouched): try again after {@link retry_after_s}. */
+  readonly locked: number;
+  /** With `locked`: seconds until the last of their locks lapses. */
+  readonly retry_after_s?: number;
   /** The first items (at most 200), for the page. */
   readonly items: ActionItem[];
   readonly error?: string;
@@ -64,18 +68,51 @@ export interface ActionContext {
  */
 export function journaled(transport: Transport, dlq: string, journal: Journal): Transport {
   const publishRaw = transport.publishRaw?.bind(transport);
+  const consume = transport.consume.bind(transport);
+  const remove = transport.remove?.bind(transport);
+  const markLeft = (body: Buffer) => {
+    const plan = planRedrive(body, undefined);
+    if (plan.kind === 'send') journal.mark(dlq, 'left', recordHash(plan.body));
+  };
   return new Proxy(transport, {
     get(target, property) {
       if (property === 'publishRaw' && publishRaw !== undefined) {
         return async (queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions) => {
+          // The intent first: a stop between the write and its `sent` line leaves a copy the journal still names.
+          if (queue !== dlq) journal.mark(dlq, 'sending', recordHash(body), queue);
           await publishRaw(queue, body, headers, options);
           journal.mark(dlq, queue === dlq ? 'restored' : 'sent', recordHash(body));
         };
+      }
+      if (property === 'remove' && remove !== undefined) {
+        return async (queue: string, body: Buffer) => {
+          const removed = await remove(queue, body);
+          if (removed && queue === dlq) markLeft(body);
+          return removed;
+        };
+      }
+      if (property === 'consume') {
+        // A record taken off the DLQ: once it is settled away, its copy (if one was sent) is no longer in two places.
+        return (queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions) => consume(queue, (delivery) => onDelivery(queue === dlq ? leaving(delivery) : delivery), options);
       }
       const value = Reflect.get(target, property, target) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+
+  function leaving(delivery: Delivery): Delivery {
+    const settle = async (decision: Decision) => {
+      await delivery.settle(decision);
+      if (decision.kind === 'ack' || decision.kind === 'drop') markLeft(delivery.body);
+    };
+    return new Proxy(delivery, {
+      get(target, property) {
+        if (property === 'settle') return settle;
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
 }
 
 /**
@@ -107,7 +144,30 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
       extra.push(left[0] as ScannedRecord);
     }
   };
-  for (const hash of interrupted.sent) pick(byCopy.get(hash), 0);
+  // Every copy on its target whose original the DLQ still shows goes, even one the action saw settled:
+  // a Kafka acknowledgement is a commit still to be sent when the process dies.
+  const seenLeaving = [...interrupted.left];
+  const copies = [...interrupted.sent];
+  // A copy whose write had begun when the action stopped (no `sent` line): if it reached its target, the original goes too.
+  const confirmed = [...interrupted.sent];
+  for (const intent of interrupted.sending) {
+    const at = confirmed.indexOf(intent.hash);
+    if (at >= 0) {
+      confirmed.splice(at, 1);
+      continue;
+    }
+    if ((byCopy.get(intent.hash) ?? []).length > 0 && (await onQueue(ctx, intent.queue, intent.hash))) copies.push(intent.hash);
+  }
+  // A copied record not on the DLQ that the action did not see leave may still be held for the stopped process.
+  let away = 0;
+  for (const hash of copies) {
+    const before = extra.length;
+    pick(byCopy.get(hash), 0);
+    if (extra.length > before) continue;
+    const at = seenLeaving.indexOf(hash);
+    if (at >= 0) seenLeaving.splice(at, 1);
+    else away += 1;
+  }
   for (const hash of interrupted.restored) pick(byStored.get(hash), 1);
   const remove = ctx.transport.remove?.bind(ctx.transport);
   try {
@@ -120,10 +180,72 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
   } catch (error) {
     outcome.error = messageOf(error);
   }
-  if (extra.length === 0) outcome.note = 'no record of the interrupted action is in two places';
+  if (outcome.error === undefined && outcome.deleted > 0) {
+    // Read again: a removal only counts once the DLQ shows it (a Kafka commit can be lost to a rebalance while the dead process's member is still in the group).
+    const still = await countOn(ctx, dlq, extra.map((r) => recordHash(r.body)));
+    if (still > byStoredCount(byStored, extra)) {
+      outcome.error = `the DLQ still shows ${still - byStoredCount(byStored, extra)} of the removed records (the broker did not keep the removal yet); try again in a few seconds`;
+      outcome.retry_after_s = 5;
+    }
+  }
+  if (outcome.error === undefined && outcome.not_found > 0) {
+    outcome.error = `${outcome.not_found} record(s) in two places could not be taken yet (a broker may hand the dead process's records to a new reader only after a while); try again in a few seconds`;
+  }
+  const stoppedAgo = Date.now() - interrupted.last_write;
+  if (outcome.error === undefined && away > 0 && stoppedAgo < HOLD_GRACE_MS) {
+    outcome.error = `${away} record(s) the interrupted action copied to their target are not on ${dlq} now, and it did not see them leave: the broker may still hold them for the stopped process (they come back when it notices or their lock lapses); try again in ${Math.ceil((HOLD_GRACE_MS - stoppedAgo) / 1000)} s at most`;
+    outcome.retry_after_s = Math.min(10, Math.ceil((HOLD_GRACE_MS - stoppedAgo) / 1000));
+  } else if (outcome.error === undefined && away > 0) {
+    outcome.note = `${away} record(s) the interrupted action copied did not come back to ${dlq} within ${HOLD_GRACE_MS / 1000} s of the stop: taken as left (acknowledged just before the stop)`;
+  } else if (extra.length === 0) {
+    outcome.note = 'no record of the interrupted action is in two places';
+  }
   log(ctx, outcome);
   return finish(outcome);
 }
+
+/** How many records of `dlq` have one of the fingerprints `hashes` (each counted once per record). */
+async function countOn(ctx: ActionContext, dlq: string, hashes: readonly string[]): Promise<number> {
+  const wanted = new Set(hashes);
+  let count = 0;
+  let scanned = 0;
+  for await (const record of ctx.source.read(dlq, 0)) {
+    if (wanted.has(recordHash(record.body))) count += 1;
+    if (++scanned >= ctx.scanLimit) break;
+  }
+  return count;
+}
+
+/** How many records the DLQ held with the fingerprints of `extra` before the removal, less one per removed record: what should be left. */
+function byStoredCount(byStored: ReadonlyMap<string, ScannedRecord[]>, extra: readonly ScannedRecord[]): number {
+  const hashes = new Set(extra.map((r) => recordHash(r.body)));
+  let before = 0;
+  for (const hash of hashes) before += (byStored.get(hash) ?? []).length;
+  return before - extra.length;
+}
+
+/** Whether a record with fingerprint `hash` waits on `queue` (read as the DLQ is; a queue the binding will not read counts as no). */
+async function onQueue(ctx: ActionContext, queue: string, hash: string): Promise<boolean> {
+  try {
+    let scanned = 0;
+    for await (const record of ctx.source.read(queue, 0)) {
+      if (recordHash(record.body) === hash) return true;
+      if (++scanned >= ctx.scanLimit) return false;
+    }
+  } catch (error) {
+    ctx.logger.warn({ queue, error: messageOf(error) }, 'console: cannot read the target queue to see whether an interrupted copy reached it; the original stays on the DLQ');
+  }
+  return false;
+}
+
+/**
+ * How long after an action stopped (its journal's last write) a record it had
+ * copied may still be held for the stopped process and come back to the DLQ:
+ * a dead connection's deliveries return when the broker notices (RabbitMQ,
+ * Artemis, Pulsar: at once to a heartbeat's minute), a lease or lock when it
+ * lapses (SQS's visibility timeout, a Service Bus lock: 30-60 s by default).
+ */
+const HOLD_GRACE_MS = 90_000;
 
 const ITEMS_SHOWN = 200;
 
@@ -152,7 +274,7 @@ export async function redriveSelected(ctx: ActionContext, dlq: string, refs: rea
 /** Redrives every record that passes `filter`, up to the scan limit (list brokers) or the drain ceiling. */
 export async function redriveMatching(ctx: ActionContext, dlq: string, filter: RecordFilter, request: RedriveRequest): Promise<ActionResult> {
   refuseBypass(ctx.transport, request);
-  if (typeof ctx.transport.remove !== 'function' || ctx.source.mode !== 'scan') {
+  if (typeof ctx.transport.remove !== 'function' || ctx.source.mode === 'none') {
     return drainRedrive(ctx, dlq, request, filter);
   }
   // Scan a chunk of matches, move them, go on from where the scan stopped less what left the list.
@@ -188,7 +310,7 @@ export async function deleteSelected(ctx: ActionContext, dlq: string, refs: read
   const outcome = emptyResult('delete', dlq, typeof ctx.transport.remove === 'function' ? 'remove' : 'drain');
   outcome.items.push(...refs.filter((r) => !found.has(r)).map(notFound));
   outcome.not_found = outcome.items.length;
-  const records = [...found.values()];
+  const records = setLockedApart(outcome, [...found.values()]);
   const remove = ctx.transport.remove?.bind(ctx.transport);
   try {
     if (remove !== undefined) {
@@ -229,7 +351,7 @@ async function removeEach(ctx: ActionContext, dlq: string, records: readonly Sca
   const remove = ctx.transport.remove?.bind(ctx.transport);
   if (publishRaw === undefined || remove === undefined) throw new UnsupportedActionError(`the ${ctx.transport.rules.name} binding cannot write raw records`);
   try {
-    for (const record of records) {
+    for (const record of setLockedApart(outcome, records)) {
       const plan = planRedrive(record.body, request.toQueue);
       if (plan.kind === 'keep') {
         push(outcome, item(record, 'kept', plan.why));
@@ -260,7 +382,7 @@ async function takeAndRedrive(ctx: ActionContext, dlq: string, records: readonly
   const publishRaw = ctx.transport.publishRaw?.bind(ctx.transport);
   if (publishRaw === undefined) throw new UnsupportedActionError(`the ${ctx.transport.rules.name} binding cannot write raw records`);
   const moving: ScannedRecord[] = [];
-  for (const record of records) {
+  for (const record of setLockedApart(outcome, records)) {
     const plan = planRedrive(record.body, request.toQueue);
     if (plan.kind === 'keep') push(outcome, item(record, 'kept', plan.why));
     else moving.push(record);
@@ -284,6 +406,27 @@ async function takeAndRedrive(ctx: ActionContext, dlq: string, records: readonly
   }
   log(ctx, outcome);
   return finish(outcome);
+}
+
+/**
+ * Sets apart the chosen records the broker shows locked by another receiver
+ * (`lockedUntil`, a Service Bus peek-lock): no drain can take them before the
+ * lock lapses, so they get a "locked, try again in N s" item instead of a
+ * drain that would wait for them and answer "not found".
+ */
+function setLockedApart(outcome: Mutable<ActionResult>, records: readonly ScannedRecord[]): ScannedRecord[] {
+  const now = Date.now();
+  const free: ScannedRecord[] = [];
+  for (const record of records) {
+    if (record.lockedUntil === undefined || record.lockedUntil <= now) {
+      free.push(record);
+      continue;
+    }
+    const seconds = Math.ceil((record.lockedUntil - now) / 1000);
+    outcome.retry_after_s = Math.max(outcome.retry_after_s ?? 0, seconds);
+    push(outcome, item(record, 'locked', `locked by another receiver, try again in ${seconds} s`));
+  }
+  return free;
 }
 
 /** The fingerprints of `records`, each with how many times it is chosen. */
@@ -364,13 +507,14 @@ function keptNote(it: RedriveItem): string {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function emptyResult(action: ActionResult['action'], dlq: string, method: ActionResult['method']): Mutable<ActionResult> & { items: ActionItem[] } {
-  return { action, dlq, method, redriven: 0, deleted: 0, kept: 0, not_found: 0, items: [] };
+  return { action, dlq, method, redriven: 0, deleted: 0, kept: 0, not_found: 0, locked: 0, items: [] };
 }
 
 function push(outcome: Mutable<ActionResult>, entry: ActionItem): void {
   if (entry.outcome === 'redriven') outcome.redriven += 1;
   else if (entry.outcome === 'deleted') outcome.deleted += 1;
   else if (entry.outcome === 'kept') outcome.kept += 1;
+  else if (entry.outcome === 'locked') outcome.locked += 1;
   else outcome.not_found += 1;
   outcome.items.push(entry);
 }
@@ -379,6 +523,8 @@ function merge(into: Mutable<ActionResult>, from: ActionResult): void {
   into.redriven += from.redriven;
   into.kept += from.kept;
   into.not_found += from.not_found;
+  into.locked += from.locked;
+  if (from.retry_after_s !== undefined) into.retry_after_s = Math.max(into.retry_after_s ?? 0, from.retry_after_s);
   into.items.push(...from.items);
   if (from.error !== undefined) into.error = from.error;
 }

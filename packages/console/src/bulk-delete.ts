@@ -23,7 +23,7 @@ const FIRST_DELIVERY_WAIT_MS = 10_000;
 export async function deleteMatching(ctx: ActionContext, dlq: string, filter: RecordFilter): Promise<ActionResult> {
   const remove = ctx.transport.remove?.bind(ctx.transport);
   const result: { -readonly [K in keyof ActionResult]: ActionResult[K] } & { items: ActionItem[] } = {
-    action: 'delete', dlq, method: remove !== undefined && ctx.source.mode === 'scan' ? 'remove' : 'drain', redriven: 0, deleted: 0, kept: 0, not_found: 0, items: [],
+    action: 'delete', dlq, method: remove !== undefined && ctx.source.mode !== 'none' ? 'remove' : 'drain', redriven: 0, deleted: 0, kept: 0, not_found: 0, locked: 0, items: [],
   };
   const note = (record: ScannedRecord, outcome: ActionItem['outcome'], why?: string) => {
     if (outcome === 'deleted') result.deleted += 1;

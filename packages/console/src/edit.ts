@@ -48,7 +48,7 @@ export async function editAndRedrive(ctx: ActionContext, dlq: string, ref: Recor
   if (publishRaw === undefined) throw new BadQueryError(`the ${ctx.transport.rules.name} binding cannot write raw records`);
   const record = (await locate(ctx.source, dlq, [ref], ctx.scanLimit)).get(ref);
   const method = typeof ctx.transport.remove === 'function' ? 'remove' : 'drain';
-  const base = { action: 'redrive' as const, dlq, method: method as ActionResult['method'], deleted: 0, kept: 0 };
+  const base = { action: 'redrive' as const, dlq, method: method as ActionResult['method'], deleted: 0, kept: 0, locked: 0 };
   if (record === undefined) {
     return { ...base, redriven: 0, not_found: 1, items: [{ hash: ref.hash, message_id: null, urn: null, outcome: 'not-found', note: 'no longer on the DLQ (redriven, deleted or taken meanwhile)' }] };
   }

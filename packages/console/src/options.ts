@@ -81,8 +81,6 @@ export interface ConsoleSettings {
 /** The default port: clear of 8080, where the lab's Pulsar (and many dev servers) answer. */
 export const DEFAULT_PORT = 8794;
 
-/** Records the browse-only fallback reads from the head (bindings without scan). */
-export const BROWSE_MAX = 1000;
 /** Rows a page holds at most. */
 export const PAGE_MAX = 200;
 /** A sorted page keeps at most this many rows while it scans. */

@@ -15,7 +15,7 @@ import { BadQueryError, parseFilter, parseMatching, parseSort } from './filter.j
 import { Journal, type InterruptedAction } from './journal.js';
 import { KeyedLock } from './keyed-lock.js';
 import { locate, type RecordRef } from './locate.js';
-import { BROWSE_MAX, HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
+import { HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
 import { readPage } from './pages.js';
 import { ProgressBoard } from './progress.js';
 import { detail } from './records.js';
@@ -37,7 +37,7 @@ export interface RunningConsole {
 /**
  * Starts the DLQ console: an HTTP server (Hono on node:http) serving one page
  * and a JSON API over `options.transport`. It reads through the Transport
- * contract (`scan`/`depth`, else `browse`), and moves records with `remove`
+ * contract (`scan`/`depth`, through the core's dead-letter reader), and moves records with `remove`
  * where the broker has it, else with the core's drain (redrive: ADR-0026;
  * delete: take and restore). Resolves once it listens.
  *
@@ -54,7 +54,7 @@ export interface RunningConsole {
  */
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const settings = resolveSettings(options);
-  const source = recordSource(settings.transport, BROWSE_MAX, settings.allowCountedReads);
+  const source = recordSource(settings.transport, { allowCountedReads: settings.allowCountedReads });
   const history = new DepthHistory(settings.dlqs, (dlq) => lock.run(dlq, () => source.depth(dlq)), HISTORY_KEEP);
   const lock = new KeyedLock();
   const app = consoleApp(settings, source, history, lock);
@@ -118,7 +118,9 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     read_only: settings.readOnly,
     broker: { binding: transport.rules.name, target: transport.target },
     dlqs: settings.dlqs,
-    reads: source.mode,
+    reads: source.mode === 'none' ? 'none' : 'scan',
+    // `peek` reads change nothing; `leased` ones hide what they read from consumers while they run (SQS, RabbitMQ).
+    scan: source.mode,
     // How chosen records leave the DLQ: a binding without `remove` cannot delete one record in place.
     removes: typeof transport.remove === 'function' ? 'in-place' : 'take-and-restore',
     can: {
@@ -129,7 +131,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
       purge: typeof transport.purge === 'function',
       delete: typeof transport.remove === 'function' || (typeof transport.publishRaw === 'function'),
     },
-    limits: { scan: settings.scanLimit, page: PAGE_MAX, sort_window: SORT_WINDOW, browse: BROWSE_MAX },
+    limits: { scan: settings.scanLimit, page: PAGE_MAX, sort_window: SORT_WINDOW },
     interrupted: [...interrupted.values()].map((i) => ({ dlq: i.dlq, action: i.action, started_at: i.started_at, copied: i.sent.length, written_back: i.restored.length })),
   }));
 
@@ -310,7 +312,9 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
         filter: json.matching === undefined ? null : json.matching === 'all' ? 'all' : (json.matching as Record<string, unknown>),
         target: typeof json.to === 'string' ? json.to.trim() : c.req.path === '/api/redrive' || c.req.path === '/api/edit' ? 'its own queue' : null,
       });
-      return c.json(result, result.error === undefined ? 200 : 502);
+      const status = statusOf(result);
+      const retryAfter = (result as { retry_after_s?: number }).retry_after_s;
+      return c.json(result, status, (status === 423 || status === 503) && retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {});
     } catch (error) {
       return failure(c, error);
     }
@@ -346,6 +350,17 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     logger.warn({ path: c.req.path, error: message }, 'console: broker operation failed');
     return c.json({ error: `the broker failed: ${message}` }, 502);
   }
+}
+
+/**
+ * 502 when the broker stopped the action (503 when it says when to try
+ * again: a recover waiting for held records to come back); 423 (Locked, with `Retry-After`
+ * and `retry_after_s`) when every chosen record it could have acted on is
+ * locked by another receiver; else 200.
+ */
+function statusOf(result: { error?: string; locked?: number; redriven?: number; deleted?: number; retry_after_s?: number }): 200 | 423 | 502 | 503 {
+  if (result.error !== undefined) return result.retry_after_s !== undefined ? 503 : 502;
+  return (result.locked ?? 0) > 0 && (result.redriven ?? 0) + (result.deleted ?? 0) === 0 ? 423 : 200;
 }
 
 /** A new action on a DLQ whose earlier action was interrupted: finish that one first. */

@@ -7,10 +7,10 @@ interface Session {
   read_only: boolean;
   broker: { binding: string; target: string };
   dlqs: string[];
-  reads: 'scan' | 'browse' | 'none';
+  reads: 'scan' | 'none';
   removes: 'in-place' | 'take-and-restore';
   can: { depth: boolean; remove: boolean; redrive: boolean; bypass: boolean; purge: boolean; delete: boolean };
-  limits: { scan: number; page: number; sort_window: number; browse: number };
+  limits: { scan: number; page: number; sort_window: number };
   interrupted: { dlq: string; action: string; started_at: number; copied: number; written_back: number }[];
 }
 
@@ -235,8 +235,7 @@ function renderPage(): void {
   $('page-line').textContent = `${range} · ${scanned}`;
   $<HTMLButtonElement>('prev').disabled = cursors.length <= 1;
   $<HTMLButtonElement>('next').disabled = !page.has_more;
-  const mode = page.mode === 'browse' ? `The ${session.broker.binding} binding can only read the first ${n(session.limits.browse)} records from the head of a queue (browse); records past them are not shown.` : '';
-  showNotice(mode);
+  showNotice('');
   renderSelection();
 }
 

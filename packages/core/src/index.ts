@@ -63,6 +63,7 @@ export type {
   PublishOutcome,
   ScannedRecord,
   ScanOptions,
+  ScanKind,
   Transport,
   TransportCapabilities,
 } from './transport/transport.js';
@@ -103,6 +104,8 @@ export type { DeadLetterBlockInput } from './dead-letter/block.js';
 export { poisonRecord } from './dead-letter/poison.js';
 export type { PoisonRecordOptions } from './dead-letter/poison.js';
 export { dlqName, DLQ_SUFFIX } from './dead-letter/naming.js';
+export { CannotReadError, deadLetterReader } from './dead-letter/reader.js';
+export type { DeadLetterListing, DeadLetterReader, DeadLetterReaderOptions, DeadLetterReadMode } from './dead-letter/reader.js';
 export type { DlqNameOptions } from './dead-letter/naming.js';
 export { reemit, withAttempts, withDeadLetter, withoutDeadLetter } from './reemit/edit.js';
 export type { ReemitEdits } from './reemit/edit.js';

@@ -18,10 +18,15 @@ export const RABBITMQ_RULES: BindingRules = {
   attempts: { kind: 'body' },
 };
 
-/** Delays (publish and retry) ride per-delay TTL holding queues; retries re-publish; riders ride the AMQP headers. */
+/**
+ * Delays (publish and retry) ride per-delay TTL holding queues; retries
+ * re-publish; riders ride the AMQP headers. AMQP 0-9-1 has no peek: the scan
+ * holds what it read unacknowledged until it ends (leased).
+ */
 export const RABBITMQ_CAPABILITIES: TransportCapabilities = {
   delayedPublish: true,
   delayedRetry: true,
   retry: true,
   headers: true,
+  scan: 'leased',
 };

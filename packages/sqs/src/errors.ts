@@ -61,7 +61,7 @@ export class BatchEntryError extends BabelQueueError {
  */
 export class WorkQueueBrowseError extends BabelQueueError {
   override readonly name = 'WorkQueueBrowseError';
-  constructor(readonly queue: string, readonly operation: 'browse' | 'remove') {
+  constructor(readonly queue: string, readonly operation: 'browse' | 'scan' | 'remove') {
     super(`refusing to ${operation} SQS queue "${queue}": it is not a dead-letter queue (<queue>-dlq, <queue>-dlq.fifo), and SQS reads a message only by receiving it, which counts in ApproximateReceiveCount, so each message read would lose an attempt; to ${operation} it anyway, set browseWorkQueues: true (URL browse_work_queues=1)`, { broker: BROKER });
   }
 }

@@ -20,11 +20,12 @@ export const SQS_RULES: BindingRules = {
 /**
  * Delays ride `DelaySeconds` (standard queues, up to 900 s); a retry is a
  * release with `ChangeMessageVisibility(backoff)`; riders ride String
- * MessageAttributes.
+ * MessageAttributes. SQS reads only by receiving: its scan is leased.
  */
 export const SQS_CAPABILITIES: TransportCapabilities = {
   delayedPublish: true,
   delayedRetry: true,
   retry: true,
   headers: true,
+  scan: 'leased',
 };

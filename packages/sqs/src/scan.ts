@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Logger, ScannedRecord } from '@babelqueue/core';
+import type { Logger, ScannedRecord, ScanOptions } from '@babelqueue/core';
 import { headersOf } from './projection.js';
 import { describe } from './aws-errors.js';
 import type { QueueInfo } from './queues.js';
@@ -36,18 +36,6 @@ export interface ToolContext {
  * until the lease ends, so a browse sees at most one receive's worth per group.
  */
 export async function browseQueue(context: ToolContext, queue: QueueInfo, max: number): Promise<Buffer[]> {
-  return (await browseMessages(context, queue, max)).map((m) => Buffer.from(m.Body ?? '', 'utf8'));
-}
-
-/**
- * {@link browseQueue} with each message's String and Number attributes (the
- * `bq-*` projection and riders) as `headers`, head first, as a tool shows them.
- */
-export async function browseRecords(context: ToolContext, queue: QueueInfo, max: number): Promise<ScannedRecord[]> {
-  return (await browseMessages(context, queue, max)).map((m, index) => ({ body: Buffer.from(m.Body ?? '', 'utf8'), headers: headersOf(m.MessageAttributes), index }));
-}
-
-async function browseMessages(context: ToolContext, queue: QueueInfo, max: number): Promise<Message[]> {
   const taken: Message[] = [];
   try {
     while (taken.length < max) {
@@ -58,7 +46,42 @@ async function browseMessages(context: ToolContext, queue: QueueInfo, max: numbe
   } finally {
     await release(context, queue, taken);
   }
-  return taken;
+  return taken.map((m) => Buffer.from(m.Body ?? '', 'utf8'));
+}
+
+/**
+ * Reads every message a receive can see, oldest receive first, without
+ * consuming any: SQS has no peek, so this is a leased read (the binding
+ * declares `scan: 'leased'`). Messages are received ten at a time with a
+ * {@link BROWSE_LEASE_SECONDS} lease and held (their receipt handles only)
+ * until the iteration ends, when all are made visible again at once; holding
+ * them is what keeps a receive from handing the same message twice. The
+ * scan ends when a one-second long poll finds no more, or at the lease's
+ * end (a message whose lease lapsed could come again), which bounds one scan
+ * to what can be received in {@link BROWSE_LEASE_SECONDS}. As {@link browseQueue}:
+ * each message read counts one receive, and it is hidden from consumers
+ * while the scan runs. A standard queue keeps no order, so `index` is the
+ * order of this scan's receives.
+ */
+export async function* scanQueue(context: ToolContext, queue: QueueInfo, options: ScanOptions): AsyncGenerator<ScannedRecord> {
+  const offset = options.offset ?? 0;
+  const leasedUntil = Date.now() + (BROWSE_LEASE_SECONDS - 5) * 1000;
+  const taken: Message[] = [];
+  try {
+    while (options.signal?.aborted !== true && Date.now() < leasedUntil) {
+      const batch = await receiveLeased(context, queue, 10);
+      if (batch.length === 0) return;
+      // The whole batch is held before any of it is yielded: a reader that stops mid-batch releases all of it.
+      const first = taken.length;
+      taken.push(...batch);
+      for (const [i, message] of batch.entries()) {
+        if (first + i < offset) continue;
+        yield { body: Buffer.from(message.Body ?? '', 'utf8'), headers: headersOf(message.MessageAttributes), index: first + i };
+      }
+    }
+  } finally {
+    await release(context, queue, taken);
+  }
 }
 
 /** Makes leased messages visible again at once (`ChangeMessageVisibility` 0); one that fails stays hidden until its lease ends. */

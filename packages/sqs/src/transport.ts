@@ -8,6 +8,7 @@ import {
   type OutgoingMessage,
   type PublishOutcome,
   type ScannedRecord,
+  type ScanOptions,
   type Transport,
   type TransportCapabilities,
 } from '@babelqueue/core';
@@ -19,7 +20,7 @@ import {
 } from '@babelqueue/core/binding';
 import { riderAttributes } from './projection.js';
 import { describe, isFatalClientError, isQueueMissing } from './aws-errors.js';
-import { browseQueue, browseRecords, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue } from './scan.js';
+import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQueue, scanQueue } from './scan.js';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
@@ -169,23 +170,19 @@ export class SqsTransport implements Transport {
   }
 
   /**
-   * {@link browse} with each message's attributes as `headers` (the `bq-*`
-   * projection and riders), for tools that show them (the DLQ console).
-   * Same reads, same limits.
+   * Reads the visible messages of `queue` without consuming them; see
+   * {@link scanQueue}: a leased read (`capabilities.scan` is `leased`), each
+   * message received and given back when the iteration ends. Only a
+   * dead-letter queue unless `browseWorkQueues`, as {@link browse}. An absent
+   * queue reads as empty.
    */
-  async browseRecords(queue: string, max: number): Promise<ScannedRecord[]> {
+  async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
     this.assertOpen();
-    this.assertBrowsable(queue, 'browse');
-    return this.onQueue(queue, (info) => browseRecords(this.tools(), info, max), []);
+    this.assertBrowsable(queue, 'scan');
+    const info = await this.onQueue(queue, async (found) => found, undefined);
+    if (info !== undefined) yield* scanQueue(this.tools(), info, options);
   }
 
-  /**
-   * How many messages wait visible on `queue` (`ApproximateNumberOfMessages`,
-   * an estimate on a busy queue); see {@link queueDepth}. An absent queue: 0.
-   * There is no `scan`: SQS cannot read a message without receiving it, and a
-   * receive neither keeps an order nor leaves the receive count alone, so
-   * tools read with {@link browse}.
-   */
   /** Every queue of the account and region (`ListQueues`, page by page), by name. */
   async listQueues(): Promise<string[]> {
     this.assertOpen();
@@ -199,6 +196,10 @@ export class SqsTransport implements Transport {
     return names;
   }
 
+  /**
+   * How many messages wait visible on `queue` (`ApproximateNumberOfMessages`,
+   * an estimate on a busy queue); see {@link queueDepth}. An absent queue: 0.
+   */
   async depth(queue: string): Promise<number> {
     this.assertOpen();
     return this.onQueue(queue, (info) => queueDepth(this.tools(), info), 0);
@@ -329,7 +330,7 @@ export class SqsTransport implements Transport {
       `SQS queue ${queue} has no RedrivePolicy and dead-lettering is off: a poison or version-gated message is left to SQS, which redelivers it until the queue's retention period ends; configure a RedrivePolicy (maxReceiveCount and a dead-letter queue) on every consumed queue, or pass deadLetter: true`);
   }
 
-  private assertBrowsable(queue: string, operation: 'browse' | 'remove'): void {
+  private assertBrowsable(queue: string, operation: 'browse' | 'scan' | 'remove'): void {
     if (!this.options.browseWorkQueues && !isDeadLetterQueueName(queue)) throw new WorkQueueBrowseError(queue, operation);
   }
 

@@ -95,7 +95,27 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
       assert.deepEqual(left, Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).filter((b) => b !== '{"i":7}').sort());
       assert.equal(await t.depth('bq-sqs-no-such-queue'), 0);
       assert.equal(await t.remove('bq-sqs-no-such-queue-dlq', Buffer.from('{}')), false);
-      assert.equal('scan' in t, false, 'no scan: SQS cannot read without receiving');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('scan is a leased read: every visible message once, all visible again when it ends, even one stopped mid-batch', async () => {
+    const { dlqName: name, dlqUrl: url } = await raw.fresh('scan', { dlq: true });
+    for (let i = 0; i < 12; i++) await raw.send(url!, `{"i":${i}}`);
+    const { transport: t } = transport();
+    try {
+      assert.equal(t.capabilities.scan, 'leased');
+      const read: string[] = [];
+      for await (const record of t.scan(name)) read.push(record.body.toString());
+      assert.deepEqual(read.sort(), Array.from({ length: 12 }, (_, i) => `{"i":${i}}`).sort(), 'each message once');
+      assert.deepEqual(await raw.counts(url!), { visible: 12, inFlight: 0, delayed: 0 }, 'all visible again when the scan ends');
+      for await (const record of t.scan(name, { offset: 2 })) {
+        assert.equal(record.index, 2);
+        break; // mid-batch: the rest of the batch was received too and must be given back
+      }
+      assert.deepEqual(await raw.counts(url!), { visible: 12, inFlight: 0, delayed: 0 }, 'a scan stopped mid-batch gives back the whole batch');
+      assert.deepEqual(await all(t.scan('bq-sqs-no-such-queue-dlq')), [], 'an absent queue reads as empty');
     } finally {
       await t.close();
     }
@@ -164,3 +184,9 @@ describe('SQS browse, purge and redrive', { skip: sqs.skip }, () => {
     assert.deepEqual(got, [{ via: 'url' }]);
   });
 });
+
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}

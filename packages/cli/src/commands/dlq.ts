@@ -1,4 +1,4 @@
-import { CountedReadError, dlqName, redrive, type Transport } from '@babelqueue/core';
+import { CannotReadError, CountedReadError, deadLetterReader, dlqName, redrive, type DeadLetterListing, type Transport } from '@babelqueue/core';
 import { parse, splitCommand, type Args } from '../args.js';
 import { withBroker, type Broker } from '../broker.js';
 import { OperationalError, UsageError } from '../errors.js';
@@ -60,13 +60,15 @@ function dlqOf(cli: Args, transport: Transport): string {
   return transport.rules.dlqName ? transport.rules.dlqName(queue, undefined) : dlqName(queue);
 }
 
-function browseOf(broker: Broker, dlq: string, cli: Args): (max: number) => Promise<Buffer[]> {
-  const { transport } = broker;
-  if (typeof transport.browse !== 'function') {
-    throw new OperationalError(`the ${transport.rules.name} transport cannot browse a queue; read it with "babelqueue consume --queue ${dlq} --no-ack"`);
-  }
-  const options = cli.flag('allow-counted-reads') ? { allowCountedReads: true } : {};
-  return (max) => broker.call(`browse ${dlq}`, (transport.browse as NonNullable<Transport['browse']>).call(transport, dlq, max, options).catch((error: unknown) => {
+/**
+ * The first `max` records of `dlq` through the core's dead-letter reader (the
+ * console's too): the binding's scan, read to the end or to `max`, beside the
+ * broker's count, so a listing shorter than the DLQ says it is partial.
+ */
+async function listOf(broker: Broker, dlq: string, cli: Args, max: number): Promise<DeadLetterListing> {
+  const reader = deadLetterReader(broker.transport, { allowCountedReads: cli.flag('allow-counted-reads') });
+  return broker.call(`read ${dlq}`, reader.list(dlq, max).catch((error: unknown) => {
+    if (error instanceof CannotReadError) throw new OperationalError(`${error.message}; read it with "babelqueue consume --queue ${dlq} --no-ack"`);
     // The binding's own words say what a read would cost; the flag is the CLI's.
     if (error instanceof CountedReadError) throw new OperationalError(error.message.replace(/allowCountedReads \(.*\)$/, '--allow-counted-reads'));
     throw error;
@@ -94,25 +96,28 @@ async function list(cli: Args, io: CliIo): Promise<number> {
   const max = cli.integer('max', 1) ?? 100;
   return withBroker('dlq', cli.global, async (broker) => {
     const dlq = dlqOf(cli, broker.transport);
-    const records = (await browseOf(broker, dlq, cli)(max)).map(summary);
-    // How many wait, where the binding can tell: a listing shorter than the DLQ says it is partial.
-    const { transport } = broker;
-    const depth = typeof transport.depth === 'function' ? await broker.call(`depth ${dlq}`, transport.depth(dlq)) : null;
-    const partial = depth === null ? records.length === max : depth > records.length;
+    const listing = await listOf(broker, dlq, cli, max);
+    const records = listing.records.map((r) => summary(r.body));
+    const { depth, partial } = listing;
     if (cli.global.json) {
       io.stdout(jsonLine({ dlq, count: records.length, depth, partial, records }));
       return 0;
     }
-    if (records.length === 0) {
+    if (records.length === 0 && !partial) {
       io.stdout(`${dlq} is empty\n`);
       return 0;
     }
-    io.stdout(columns([
-      ['META.ID', 'REASON', 'ATTEMPTS', 'JOB', 'TRACE_ID', 'ERROR'],
-      ...records.map((r) => [r.id || '-', r.reason || '-', r.attempts === null ? '-' : String(r.attempts), r.job || '-', r.trace_id || '-', clip(r.error ?? '-', 60)]),
-    ]));
+    if (records.length > 0) {
+      io.stdout(columns([
+        ['META.ID', 'REASON', 'ATTEMPTS', 'JOB', 'TRACE_ID', 'ERROR'],
+        ...records.map((r) => [r.id || '-', r.reason || '-', r.attempts === null ? '-' : String(r.attempts), r.job || '-', r.trace_id || '-', clip(r.error ?? '-', 60)]),
+      ]));
+    }
     const shown = `${records.length}${depth !== null && partial ? ` of ${depth}` : ''} record${records.length === 1 && !partial ? '' : 's'}`;
-    io.stderr(`${shown} on ${dlq}${partial ? ` (partial: the first ${records.length}; --max for more)` : ''}\n`);
+    const why = records.length === max
+      ? `the first ${records.length}; --max for more`
+      : 'the broker counts more than could be read: records held by a consumer or an earlier action come back when their lock lapses; run it again';
+    io.stderr(`${shown} on ${dlq}${partial ? ` (partial: ${why})` : ''}\n`);
     return 0;
   });
 }
@@ -124,7 +129,7 @@ async function show(cli: Args, io: CliIo): Promise<number> {
   const max = cli.integer('max', 1) ?? 1000;
   return withBroker('dlq', cli.global, async (broker) => {
     const dlq = dlqOf(cli, broker.transport);
-    const body = (await browseOf(broker, dlq, cli)(max)).find((b) => field(parseBody(b), 'meta.id') === id);
+    const body = (await listOf(broker, dlq, cli, max)).records.map((r) => r.body).find((b) => field(parseBody(b), 'meta.id') === id);
     if (body === undefined) throw new OperationalError(`no record with meta.id ${id} among the first ${max} records of ${dlq}`);
     io.stdout(cli.global.json ? `${bodyLine(body)}\n` : `${prettyJson(body.toString('utf8'))}\n`);
     return 0;
@@ -171,10 +176,31 @@ async function redriveCommand(cli: Args, io: CliIo): Promise<number> {
     if (ids.length > 0) {
       const found = new Set(result.items.map((i) => i.messageId));
       const missing = ids.filter((id) => !found.has(id));
-      if (missing.length > 0) io.stderr(`not found on ${from}: ${missing.join(', ')}\n`);
+      const locked = missing.length > 0 ? await lockedOf(broker, from, missing) : new Map<string, number>();
+      for (const [id, seconds] of locked) io.stderr(`${id} on ${from}: locked by another receiver, try again in ${seconds} s\n`);
+      const gone = missing.filter((id) => !locked.has(id));
+      if (gone.length > 0) io.stderr(`not found on ${from}: ${gone.join(', ')}\n`);
     }
     return 0;
   });
+}
+
+/**
+ * Of the asked-for records a redrive did not get, those the broker shows
+ * locked by another receiver (a Service Bus peek-lock), each with the seconds
+ * until its lock lapses: "locked, try again", not "not found". A binding that
+ * cannot read without consuming shows none.
+ */
+async function lockedOf(broker: Broker, dlq: string, ids: readonly string[]): Promise<Map<string, number>> {
+  const locked = new Map<string, number>();
+  const reader = deadLetterReader(broker.transport);
+  if (reader.mode === 'none') return locked;
+  const now = Date.now();
+  for await (const record of reader.read(dlq)) {
+    const id = field(parseBody(record.body), 'meta.id');
+    if (record.lockedUntil !== undefined && record.lockedUntil > now && ids.includes(id)) locked.set(id, Math.ceil((record.lockedUntil - now) / 1000));
+  }
+  return locked;
 }
 
 async function purge(cli: Args, io: CliIo): Promise<number> {

@@ -133,6 +133,11 @@ export interface ScannedRecord {
   readonly index: number;
   /** The broker's own address of the record for people (`partition 0, offset 1042`); undefined where `index` says it all. */
   readonly location?: string;
+  /**
+   * Where the broker shows it: the record is locked by a receiver (a Service
+   * Bus peek-lock) until this time, ms UTC; no one else can take it before.
+   */
+  readonly lockedUntil?: number;
 }
 
 /** What a transport can and cannot do; the runtime refuses what is missing. */
@@ -153,7 +158,18 @@ export interface TransportCapabilities {
    * Redis zset layout, which has no place for them (the spec forbids a frame).
    */
   readonly headers: boolean;
+  /**
+   * How {@link Transport.scan} reads, where the binding has it: `peek` reads
+   * without touching a record (absent means `peek`); `leased` receives each
+   * record under a short lease and gives it back when the scan ends (SQS,
+   * RabbitMQ): meanwhile consumers and other readers do not see it, and the
+   * broker may count the read as a delivery.
+   */
+  readonly scan?: ScanKind;
 }
+
+/** How a binding's {@link Transport.scan} reads; see {@link TransportCapabilities.scan}. */
+export type ScanKind = 'peek' | 'leased';
 
 /** Options of {@link Transport.connect}. */
 export interface ConnectOptions {
@@ -248,8 +264,11 @@ export interface Transport {
   /** Writes a dead-letter or raw record to a queue (used by redrive and tools), with the key where the broker has one. */
   publishRaw?(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options?: RawPublishOptions): Promise<void>;
   /**
-   * Reads up to `max` bodies from the head of `queue` without consuming them
-   * (DLQ list/show). Optional: tools say so when a binding cannot browse.
+   * Reads up to `max` bodies from the head of `queue` without consuming them.
+   *
+   * @deprecated Folded into {@link scan} (with {@link TransportCapabilities.scan}
+   * saying `peek` or `leased`); the CLI and the console read through the core's
+   * dead-letter reader, which uses `scan` only. Kept for callers of 0.x.
    */
   browse?(queue: string, max: number, options?: BrowseOptions): Promise<Buffer[]>;
   /** Removes every waiting message of `queue`; resolves with how many (DLQ purge). Optional. */
@@ -265,7 +284,8 @@ export interface Transport {
    * RabbitMQ: a basic.get window held unacknowledged on its own channel and
    * released when the scan ends; Kafka: a separate consumer that seeks and never
    * commits; Pulsar: the admin API's peek; Artemis: a browsing receiver; Service
-   * Bus: `peekMessages`). SQS has none: it cannot read without receiving.
+   * Bus: `peekMessages`; SQS: leased receives, given back when the scan ends,
+   * declared `leased` in {@link TransportCapabilities.scan}).
    * A binding whose read would count a delivery of each record (RabbitMQ
    * quorum queues) refuses with `CountedReadError` unless
    * `allowCountedReads` is set. Implement {@link depth} beside it.
