@@ -68,13 +68,15 @@ export async function* scanQueue(context: ToolContext, queue: QueueInfo, options
   const leasedUntil = Date.now() + (BROWSE_LEASE_SECONDS - 5) * 1000;
   const taken: Message[] = [];
   try {
-    while (options.signal?.aborted !== true && Date.now() < leasedUntil) {
+    const aborted = () => options.signal?.aborted === true;
+    while (!aborted() && Date.now() < leasedUntil) {
       const batch = await receiveLeased(context, queue, 10);
       if (batch.length === 0) return;
       // The whole batch is held before any of it is yielded: a reader that stops mid-batch releases all of it.
       const first = taken.length;
       taken.push(...batch);
       for (const [i, message] of batch.entries()) {
+        if (aborted()) return;
         if (first + i < offset) continue;
         yield { body: Buffer.from(message.Body ?? '', 'utf8'), headers: headersOf(message.MessageAttributes), index: first + i };
       }

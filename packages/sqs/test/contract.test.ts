@@ -8,7 +8,7 @@ transportContract({
   skip: sqs.skip,
   // SQS counts delays and visibility in whole seconds.
   delayMs: 1000,
-  noScan: 'SQS cannot read a message without receiving it (a receive counts an attempt): the tools browse',
+  unorderedScan: 'a standard queue keeps no order, and a leased scan reads in the order its receives return',
   open: () => {
     const raw = new Raw();
     return {
