@@ -192,11 +192,15 @@ export async function recover(ctx: ActionContext, dlq: string, interrupted: Inte
     outcome.error = `${outcome.not_found} record(s) in two places could not be taken yet (a broker may hand the dead process's records to a new reader only after a while); try again in a few seconds`;
   }
   const stoppedAgo = Date.now() - interrupted.last_write;
-  if (outcome.error === undefined && away > 0 && stoppedAgo < HOLD_GRACE_MS) {
-    outcome.error = `${away} record(s) the interrupted action copied to their target are not on ${dlq} now, and it did not see them leave: the broker may still hold them for the stopped process (they come back when it notices or their lock lapses); try again in ${Math.ceil((HOLD_GRACE_MS - stoppedAgo) / 1000)} s at most`;
-    outcome.retry_after_s = Math.min(10, Math.ceil((HOLD_GRACE_MS - stoppedAgo) / 1000));
+  // Where reads peek and actions remove in place (Redis), nothing is held for a stopped process: a record not on the DLQ has left.
+  const graceMs = remove !== undefined && (ctx.transport.capabilities.scan ?? 'peek') === 'peek' ? 0 : HOLD_GRACE_MS;
+  if (outcome.error === undefined && away > 0 && stoppedAgo < graceMs) {
+    outcome.error = `${away} record(s) the interrupted action copied to their target are not on ${dlq} now, and it did not see them leave: the broker may still hold them for the stopped process (they come back when it notices or their lock lapses); try again in ${Math.ceil((graceMs - stoppedAgo) / 1000)} s at most`;
+    outcome.retry_after_s = Math.min(10, Math.ceil((graceMs - stoppedAgo) / 1000));
   } else if (outcome.error === undefined && away > 0) {
-    outcome.note = `${away} record(s) the interrupted action copied did not come back to ${dlq} within ${HOLD_GRACE_MS / 1000} s of the stop: taken as left (acknowledged just before the stop)`;
+    outcome.note = graceMs === 0
+      ? `${away} record(s) the interrupted action copied are not on ${dlq}: removed just before the stop (this broker holds nothing for a stopped process)`
+      : `${away} record(s) the interrupted action copied did not come back to ${dlq} within ${graceMs / 1000} s of the stop: taken as left (acknowledged just before the stop)`;
   } else if (extra.length === 0) {
     outcome.note = 'no record of the interrupted action is in two places';
   }
