@@ -5,7 +5,8 @@ import type { RecordFilter } from './filter.js';
 import { locate, type RecordRef } from './locate.js';
 import { recordHash, summarize } from './records.js';
 import { planRedrive, ridersOf } from './redrive-plan.js';
-import { matchesParsed, select } from './search.js';
+import { eachMatchingChunk } from './matching-chunks.js';
+import { matchesParsed } from './search.js';
 import type { RecordSource } from './source.js';
 import { takeChosen } from './take-chosen.js';
 
@@ -256,9 +257,6 @@ const ITEMS_SHOWN = 200;
 /** The least wait of a drain for chosen records (it ends as soon as they are all taken). */
 const FIRST_DELIVERY_WAIT_MS = 10_000;
 
-/** Records a bulk redrive over a list broker moves per scan. */
-const CHUNK = 200;
-
 /** Thrown for a request the broker cannot honour (no headers for bypass, no purge); the API answers 400. */
 export class UnsupportedActionError extends Error {
   override readonly name = 'UnsupportedActionError';
@@ -281,31 +279,14 @@ export async function redriveMatching(ctx: ActionContext, dlq: string, filter: R
   if (typeof ctx.transport.remove !== 'function' || ctx.source.mode === 'none') {
     return drainRedrive(ctx, dlq, request, filter);
   }
-  // Scan a chunk of matches, move them, go on from where the scan stopped less what left the list.
+  // Move each chunk of matches; the next scan starts where this one stopped, less what left the list.
   const outcome = emptyResult('redrive', dlq, 'remove');
-  let from = 0;
-  let scanned = 0;
-  for (;;) {
-    const chunk: ScannedRecord[] = [];
-    let end = true;
-    let next = from;
-    for await (const record of ctx.source.read(dlq, from)) {
-      if (chunk.length === CHUNK || scanned >= ctx.scanLimit) {
-        end = false;
-        break;
-      }
-      scanned += 1;
-      next = record.index + 1;
-      if (select(record, filter) !== undefined) chunk.push(record);
-    }
+  const { scanned, limited } = await eachMatchingChunk(ctx.source, dlq, filter, ctx.scanLimit, async (chunk) => {
     const result = await removeEach(ctx, dlq, chunk, request, []);
     merge(outcome, result);
-    if (result.error !== undefined || end || scanned >= ctx.scanLimit) {
-      const limited = !end && scanned >= ctx.scanLimit && result.error === undefined;
-      return limited ? { ...outcome, note: `stopped after scanning ${scanned} records (the scan limit); run it again for more` } : outcome;
-    }
-    from = next - result.redriven;
-  }
+    return result.error === undefined ? result.redriven : undefined;
+  });
+  return limited ? { ...outcome, note: `stopped after scanning ${scanned} records (the scan limit); run it again for more` } : outcome;
 }
 
 /** Deletes the records `refs` name. */
@@ -434,7 +415,7 @@ function setLockedApart(outcome: Mutable<ActionResult>, records: readonly Scanne
 }
 
 /** The fingerprints of `records`, each with how many times it is chosen. */
-function wantedOf(records: readonly ScannedRecord[]): Map<string, number> {
+export function wantedOf(records: readonly ScannedRecord[]): Map<string, number> {
   const wanted = new Map<string, number>();
   for (const record of records) wanted.set(recordHash(record.body), (wanted.get(recordHash(record.body)) ?? 0) + 1);
   return wanted;
@@ -447,7 +428,7 @@ function wantedOf(records: readonly ScannedRecord[]): Map<string, number> {
  * to hand over the first record (the Service Bus SDK: a chosen record was
  * reported "not found" with a 1 s wait).
  */
-function takeOptions(ctx: ActionContext): { max: number; idleMs: number } {
+export function takeOptions(ctx: ActionContext): { max: number; idleMs: number } {
   return { max: REDRIVE_BATCH_CEILING, idleMs: Math.max(ctx.idleMs, FIRST_DELIVERY_WAIT_MS) };
 }
 

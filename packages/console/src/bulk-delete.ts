@@ -1,16 +1,13 @@
 import { REDRIVE_BATCH_CEILING, type ScannedRecord } from '@babelqueue/core';
-import type { ActionContext, ActionItem, ActionResult } from './actions.js';
+import { takeOptions, wantedOf, type ActionContext, type ActionItem, type ActionResult } from './actions.js';
 import type { RecordFilter } from './filter.js';
+import { eachMatchingChunk } from './matching-chunks.js';
 import { recordHash, summarize } from './records.js';
 import { select } from './search.js';
 import { takeChosen } from './take-chosen.js';
 
-/** Records a delete over a list broker removes per scan. */
-const CHUNK = 200;
 /** Items an answer lists. */
 const ITEMS_SHOWN = 200;
-/** The least wait of a drain for chosen records (as for chosen records in actions.ts). */
-const FIRST_DELIVERY_WAIT_MS = 10_000;
 
 /**
  * Deletes every record that passes `filter` (a failure group, a search), up
@@ -35,21 +32,8 @@ export async function deleteMatching(ctx: ActionContext, dlq: string, filter: Re
   let scanned = 0;
   try {
     if (result.method === 'remove' && remove !== undefined) {
-      // Scan a chunk of matches, remove them, go on from where the scan stopped less what left the list.
-      let from = 0;
-      for (;;) {
-        const chunk: ScannedRecord[] = [];
-        let end = true;
-        let next = from;
-        for await (const record of ctx.source.read(dlq, from)) {
-          if (chunk.length === CHUNK || scanned >= ctx.scanLimit) {
-            end = false;
-            break;
-          }
-          scanned += 1;
-          next = record.index + 1;
-          if (select(record, filter) !== undefined) chunk.push(record);
-        }
+      // Remove each chunk of matches; the next scan starts where this one stopped, less what left the list.
+      ({ scanned } = await eachMatchingChunk(ctx.source, dlq, filter, ctx.scanLimit, async (chunk) => {
         let removed = 0;
         for (const record of chunk) {
           if (await remove(dlq, record.body)) {
@@ -57,9 +41,8 @@ export async function deleteMatching(ctx: ActionContext, dlq: string, filter: Re
             note(record, 'deleted');
           } else note(record, 'not-found', 'taken by someone else meanwhile');
         }
-        if (end || scanned >= ctx.scanLimit) break;
-        from = next - removed;
-      }
+        return removed;
+      }));
     } else {
       const chosen: ScannedRecord[] = [];
       for await (const record of ctx.source.read(dlq, 0)) {
@@ -68,9 +51,7 @@ export async function deleteMatching(ctx: ActionContext, dlq: string, filter: Re
         if (select(record, filter) !== undefined) chosen.push(record);
       }
       if (chosen.length > 0) {
-        const wanted = new Map<string, number>();
-        for (const record of chosen) wanted.set(recordHash(record.body), (wanted.get(recordHash(record.body)) ?? 0) + 1);
-        const taken = await takeChosen(ctx.transport, dlq, wanted, { max: REDRIVE_BATCH_CEILING, idleMs: Math.max(ctx.idleMs, FIRST_DELIVERY_WAIT_MS) }, (delivery) => delivery.settle({ kind: 'ack' }));
+        const taken = await takeChosen(ctx.transport, dlq, wantedOf(chosen), takeOptions(ctx), (delivery) => delivery.settle({ kind: 'ack' }));
         const done = [...taken.done];
         for (const record of chosen) {
           const at = done.indexOf(recordHash(record.body));
