@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { deadLetterReader, dlqName, silentLogger, type ScannedRecord, type Transport } from '@babelqueue/core';
 import { broker, uniqueQueue } from '../../../test/support/brokers.js';
+import { until } from '../../../test/support/until.js';
 import { startConsole } from '../src/index.js';
 import { ConsoleClient } from './support/client.js';
 import { foreignRecord } from './support/records.js';
@@ -39,7 +40,11 @@ for (const target of BROKERS) {
       for (const body of bodies) await transport.publishRaw!(dlq, Buffer.from(body));
       // A send the client retried under load may land twice (publishing is at least once; no duplicate detection
       // here): what the broker holds is the truth the counts must agree with.
-      const expected = await scanAll(transport, dlq);
+      let expected: string[] = [];
+      await until(async () => {
+        expected = await scanAll(transport, dlq);
+        return new Set(expected).size === bodies.length;
+      }, 30_000, 'every published record readable on the DLQ', 250);
       assert.deepEqual([...new Set(expected)].sort(), sorted(bodies), 'every published record is on the DLQ');
       const running = await startConsole({ transport, dlqs: [dlq], port: 0, logger: silentLogger, idleMs: 1500, sampleEveryMs: 60_000 });
       try {
