@@ -55,6 +55,16 @@ export class PulsarAdmin {
     return stats.subscriptions?.[subscription]?.msgBacklog ?? 0;
   }
 
+  /** The names of the consumers the broker lists on a subscription (none when the topic or subscription does not exist). */
+  async consumerNames(topic: Topic, subscription: string): Promise<Set<string>> {
+    const res = await this.connection.request('GET', `/admin/v2/${topicPath(topic)}/stats`);
+    if (res.status === 404) return new Set();
+    if (res.status !== 200) throw new PulsarAdminError(res.status, `cannot read the stats of ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
+    const stats = JSON.parse(res.body.toString('utf8')) as { subscriptions?: Record<string, { consumers?: { consumerName?: string }[] }> };
+    const consumers = stats.subscriptions?.[subscription]?.consumers ?? [];
+    return new Set(consumers.flatMap((consumer) => (typeof consumer.consumerName === 'string' ? [consumer.consumerName] : [])));
+  }
+
   /** The persistent topics of a namespace: full names (`persistent://tenant/namespace/local`). */
   async topics(tenant: string, namespace: string): Promise<string[]> {
     const res = await this.connection.request('GET', `/admin/v2/persistent/${encodeURIComponent(tenant)}/${encodeURIComponent(namespace)}`);

@@ -1,9 +1,10 @@
-import WebSocket from 'ws';
-import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
+import { type ConsumeOptions, type Logger } from '@babelqueue/core';
 import { type Delivery, DrainLimits } from '@babelqueue/core/binding';
-import { isConfigurationFailure, type PulsarConnection } from './connection.js';
+import type { PulsarAdmin } from './admin.js';
+import type { PulsarConnection } from './connection.js';
+import { ConsumerSocket, type SocketOwner } from './consumer-socket.js';
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
-import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
+import type { ConsumerCommand, ConsumerMessage } from './frames.js';
 import type { ResolvedOptions } from './options.js';
 import type { Send } from './send.js';
 import { topicPath, type Topic } from './topics.js';
@@ -11,6 +12,7 @@ import { topicPath, type Topic } from './topics.js';
 /** What a consume loop needs from its transport. */
 export interface LoopDeps {
   readonly connection: PulsarConnection;
+  readonly admin: PulsarAdmin;
   readonly options: ResolvedOptions;
   readonly logger: Logger;
   /** Publishes a retry copy or a dead-letter record; resolves once it is stored. */
@@ -18,23 +20,37 @@ export interface LoopDeps {
 }
 
 /**
- * One consumer WebSocket on one topic's subscription, in pull mode: the loop
- * grants the broker a permit for each free slot (at most `concurrency`
- * deliveries in flight, never more than `maxMessages` in all), so nothing is
- * pushed that cannot be handled. When the socket drops it reconnects with
- * backoff; deliveries still in flight settle on the new socket (Pulsar
- * settles by message id on the subscription), and a redelivered copy of a
- * message still being handled is not handed over twice.
+ * The consumer WebSockets of one topic's subscription, in pull mode: the loop
+ * grants permits for its free slots (at most `concurrency` deliveries in
+ * flight, never more than `maxMessages` in all), so nothing is pushed that
+ * cannot be handled.
+ *
+ * By default each consumer has a zero receiver queue: the broker's WebSocket
+ * service fetches a message only when a permit asks for it. A consumer that
+ * service leaks (its client went away during the upgrade: apache/pulsar#4098,
+ * the consumer lives on until the broker restarts) then holds nothing, where
+ * one with a receiver queue would keep that many messages from every other
+ * consumer for good. One zero-queue consumer fetches one message at a time, so
+ * the loop opens several sockets (`consumerSockets`) to keep throughput.
+ * A zero-queue consumer cannot take a producer's batch (the service closes
+ * that consumer and the socket goes silent), nor can a partitioned topic have
+ * one: the loop notices (a silent socket whose consumer the broker no longer
+ * lists; the refusal) and prefetches from then on.
+ *
+ * Deliveries settle on the socket that carried them, or on any open one
+ * (Pulsar settles by message id on the subscription), and a redelivered copy
+ * of a message still being handled is not handed over twice.
  */
-export class ConsumeLoop {
+export class ConsumeLoop implements SocketOwner {
   private readonly concurrency: number;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stopController = new AbortController();
-  private readonly context: DeliveryContext;
-  private socket: WebSocket | undefined;
-  /** Permits granted on the current socket and not yet used. */
-  private outstanding = 0;
+  private readonly sockets: ConsumerSocket[];
+  private readonly contexts = new Map<ConsumerSocket, DeliveryContext>();
   private readonly drain: DrainLimits;
+  /** Consumers prefetch (a batch reached a zero-queue consumer, or the topic is partitioned). */
+  private prefetch: boolean;
+  private checking = false;
 
   constructor(
     private readonly deps: LoopDeps,
@@ -43,15 +59,26 @@ export class ConsumeLoop {
     private readonly onDelivery: (delivery: Delivery) => Promise<void>,
     private readonly limits: ConsumeOptions,
   ) {
+    const { options } = deps;
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
     this.drain = new DrainLimits(limits);
-    this.context = {
-      subscriptionType: deps.options.subscriptionType,
-      send: (queue, message) => deps.send(queue, message),
-      command: (command) => this.command(command),
-      stopping: this.stopController.signal,
-      logger: deps.logger,
-    };
+    this.prefetch = options.receiverQueueSize !== undefined && options.receiverQueueSize > 0;
+    // Exclusive and Failover subscriptions take one consumer at a time.
+    const shared = options.subscriptionType === 'Shared' || options.subscriptionType === 'Key_Shared';
+    const count = shared ? Math.min(this.concurrency, options.consumerSockets) : 1;
+    const path = `/ws/v2/consumer/${topicPath(topic)}/${encodeURIComponent(options.subscription)}`;
+    this.sockets = Array.from({ length: count }, (_, i) => {
+      const capacity = Math.floor(this.concurrency / count) + (i < this.concurrency % count ? 1 : 0);
+      const socket = new ConsumerSocket(deps.connection, options, deps.logger, queue, path, capacity, this);
+      this.contexts.set(socket, {
+        subscriptionType: options.subscriptionType,
+        send: (target, message) => deps.send(target, message),
+        command: (command) => this.command(socket, command),
+        stopping: this.stopController.signal,
+        logger: deps.logger,
+      });
+      return socket;
+    });
   }
 
   /** Consumes until stopped; resolves after every in-flight delivery settled. */
@@ -63,17 +90,73 @@ export class ConsumeLoop {
       signal.addEventListener('abort', onAbort, { once: true });
     }
     this.armIdle();
+    const check = this.prefetch ? undefined : setInterval(() => void this.checkSilentSockets(), this.deps.options.consumerCheckMs);
+    check?.unref();
     try {
-      await this.loop();
+      const runs = this.sockets.map((socket) => socket.run(this.stopController.signal));
+      // A configuration failure of one socket stops them all.
+      await Promise.all(runs.map((run) => run.catch((error: unknown) => {
+        this.requestStop();
+        throw error;
+      })));
     } finally {
       this.requestStop();
+      clearInterval(check);
       this.drain.disarm();
       for (const signal of signals) signal.removeEventListener('abort', onAbort);
-      // In-flight deliveries settle on the socket before it closes.
+      // In-flight deliveries settle on the sockets before they close.
       await Promise.allSettled(this.inFlight.values());
-      await closeGently(this.socket);
-      this.socket = undefined;
+      await Promise.all(this.sockets.map((socket) => socket.close()));
     }
+  }
+
+  /** {@inheritDoc SocketOwner.wanted} */
+  wanted(socket: ConsumerSocket): number {
+    if (this.stopping) return 0;
+    let elsewhere = 0;
+    for (const other of this.sockets) if (other !== socket) elsewhere += other.outstanding;
+    return Math.min(socket.capacity - socket.inFlight, this.drain.left() - elsewhere);
+  }
+
+  /** {@inheritDoc SocketOwner.receiverQueueSize} */
+  receiverQueueSize(socket: ConsumerSocket): number {
+    const configured = this.deps.options.receiverQueueSize;
+    if (configured !== undefined && configured > 0) return configured;
+    return this.prefetch ? socket.capacity : 0;
+  }
+
+  /** {@inheritDoc SocketOwner.zeroQueueRefused} */
+  zeroQueueRefused(): void {
+    this.startPrefetching('the topic is partitioned, and Pulsar gives a partitioned topic no zero-queue consumer');
+  }
+
+  /** {@inheritDoc SocketOwner.receive} */
+  receive(socket: ConsumerSocket, frame: ConsumerMessage): void {
+    if (this.inFlight.has(frame.messageId)) {
+      // Redelivered after a reconnect while the first copy is still being
+      // handled: its settlement (by message id) covers this copy too.
+      this.deps.logger.debug({ queue: this.queue }, 'redelivered copy of a message still in flight; not handed over twice');
+      socket.grant();
+      return;
+    }
+    if (this.stopping || this.drain.reached()) return; // left unacknowledged: redelivered once the socket closes
+    this.drain.taken += 1;
+    this.drain.touch();
+    socket.inFlight += 1;
+    const delivery = new PulsarDelivery(this.queue, frame, this.contexts.get(socket) as DeliveryContext);
+    const job: Promise<void> = this.onDelivery(delivery)
+      .catch((error: unknown) => {
+        this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
+      })
+      .finally(() => {
+        if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; negatively acknowledged it');
+        this.inFlight.delete(delivery.messageId);
+        socket.inFlight -= 1;
+        this.drain.touch();
+        if (this.drain.reached() && this.inFlight.size === 0) this.requestStop();
+        for (const each of this.sockets) each.grant();
+      });
+    this.inFlight.set(delivery.messageId, job);
   }
 
   private get stopping(): boolean {
@@ -84,143 +167,54 @@ export class ConsumeLoop {
     if (!this.stopping) this.stopController.abort();
   }
 
-  private async loop(): Promise<void> {
-    let connected = false;
-    for (let failures = 0; !this.stopping; ) {
-      let ws: WebSocket | 'stop';
-      const opening = this.deps.connection.openSocket(this.path(), this.query());
-      try {
-        // A stop does not wait for a handshake that hangs (a black-holed broker).
-        ws = await Promise.race([opening, this.stopped()]);
-      } catch (error) {
-        if (!connected && isConfigurationFailure(error)) throw error;
-        failures += 1;
-        this.deps.logger.warn({ queue: this.queue, attempt: failures, error: text(error) }, 'cannot open the Pulsar consumer WebSocket; retrying');
-        await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
-        continue;
-      }
-      if (ws === 'stop' || this.stopping) {
-        opening.then((late) => late.terminate(), () => undefined);
-        return;
-      }
-      if (connected) this.deps.logger.info({ queue: this.queue }, 'Pulsar consumer WebSocket reconnected');
-      connected = true;
-      failures = 0;
-      const closed = this.attach(ws);
-      const why = await Promise.race([closed.then(() => 'lost' as const), this.stopped()]);
-      if (why === 'stop') return;
-      this.socket = undefined;
-      this.deps.logger.warn(
-        { queue: this.queue, inFlight: this.inFlight.size },
-        'Pulsar consumer WebSocket lost; reconnecting (unacknowledged messages are redelivered)',
-      );
-      failures += 1;
-      await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
+  /** A settlement goes on the socket that carried the message, else on any open one. */
+  private command(socket: ConsumerSocket, command: ConsumerCommand): boolean {
+    if (socket.command(command)) return true;
+    return this.sockets.some((other) => other !== socket && other.command(command));
+  }
+
+  /**
+   * A zero-queue consumer that meets a producer's batch is closed by the
+   * broker's WebSocket service while its socket stays open and silent. A
+   * socket waiting on permits past `consumerCheckMs` has its consumer looked
+   * up on the subscription; one the broker no longer lists is dropped, and
+   * the loop prefetches from then on.
+   */
+  private async checkSilentSockets(): Promise<void> {
+    if (this.checking || this.stopping) return;
+    const since = Date.now() - this.deps.options.consumerCheckMs;
+    const silent = this.sockets
+      .filter((socket) => socket.open && socket.queueSize === 0 && socket.outstanding > 0 && socket.lastActivity <= since)
+      .map((socket) => ({ socket, name: socket.name }));
+    if (silent.length === 0) return;
+    this.checking = true;
+    try {
+      const listed = await this.deps.admin.consumerNames(this.topic, this.deps.options.subscription);
+      const gone = silent.filter(({ socket, name }) => socket.name === name && name !== undefined && !listed.has(name));
+      if (gone.length === 0) return;
+      this.startPrefetching('a producer\'s batch reached a zero-queue consumer, which Pulsar cannot hand one');
+      for (const { socket } of gone) socket.drop();
+    } catch (error) {
+      this.deps.logger.debug({ queue: this.queue, error: text(error) }, 'cannot look up the subscription\'s consumers; checking again later');
+    } finally {
+      this.checking = false;
     }
   }
 
-  /** Binds a fresh socket: frames become deliveries, and the first permits go out. Resolves when it closes. */
-  private attach(ws: WebSocket): Promise<void> {
-    this.socket = ws;
-    this.outstanding = 0;
-    ws.on('message', (data) => this.receive(data));
-    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    this.grant();
-    return closed;
-  }
-
-  private receive(data: WebSocket.RawData): void {
-    const frame = parseFrame(data) as Partial<ConsumerMessage> | undefined;
-    if (frame === undefined || typeof frame.messageId !== 'string' || typeof frame.payload !== 'string') {
-      this.deps.logger.warn({ queue: this.queue }, 'ignored a frame from the Pulsar consumer WebSocket that is not a message');
-      return;
-    }
-    this.outstanding = Math.max(0, this.outstanding - 1);
-    if (this.inFlight.has(frame.messageId)) {
-      // Redelivered after a reconnect while the first copy is still being
-      // handled: its settlement (by message id) covers this copy too.
-      this.deps.logger.debug({ queue: this.queue }, 'redelivered copy of a message still in flight; not handed over twice');
-      this.grant();
-      return;
-    }
-    if (this.stopping || this.limitReached()) return; // left unacknowledged: redelivered once the socket closes
-    this.drain.taken += 1;
-    this.drain.touch();
-    const delivery = new PulsarDelivery(this.queue, frame as ConsumerMessage, this.context);
-    const job: Promise<void> = this.onDelivery(delivery)
-      .catch((error: unknown) => {
-        this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
-      })
-      .finally(() => {
-        if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; negatively acknowledged it');
-        this.inFlight.delete(delivery.messageId);
-        this.drain.touch();
-        if (this.limitReached() && this.inFlight.size === 0) this.requestStop();
-        this.grant();
-      });
-    this.inFlight.set(delivery.messageId, job);
-  }
-
-  /** Tops the permits up to the free slots (and what is left of `maxMessages`). */
-  private grant(): void {
-    if (this.stopping) return;
-    const want = Math.min(this.concurrency - this.inFlight.size, this.drain.left()) - this.outstanding;
-    if (want <= 0) return;
-    if (this.command({ type: 'permit', permitMessages: want })) this.outstanding += want;
-  }
-
-  private command(command: ConsumerCommand): boolean {
-    const ws = this.socket;
-    if (ws === undefined || ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(JSON.stringify(command));
-    return true;
-  }
-
-  private limitReached(): boolean {
-    return this.drain.reached();
-  }
-
-  private path(): string {
-    return `/ws/v2/consumer/${topicPath(this.topic)}/${encodeURIComponent(this.deps.options.subscription)}`;
-  }
-
-  private query(): Record<string, string> {
-    const { options } = this.deps;
-    return {
-      subscriptionType: options.subscriptionType,
-      subscriptionInitialPosition: options.initialPosition === 'earliest' ? 'Earliest' : 'Latest',
-      pullMode: 'true',
-      receiverQueueSize: String(Math.min(1000, options.receiverQueueSize ?? this.concurrency)),
-      negativeAckRedeliveryDelay: String(options.negativeAckRedeliveryDelayMs),
-    };
+  private startPrefetching(why: string): void {
+    if (this.prefetch) return;
+    this.prefetch = true;
+    const most = Math.max(...this.sockets.map((socket) => socket.capacity));
+    this.deps.logger.warn(
+      { queue: this.queue, receiverQueueSize: most },
+      `Pulsar consumers prefetch from now on: ${why}. A consumer the broker's WebSocket service leaks (apache/pulsar#4098) can then hold up to receiverQueueSize messages until the broker restarts; set receiverQueueSize to choose this up front`,
+    );
   }
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
   private armIdle(): void {
     this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
   }
-
-  private stopped(): Promise<'stop'> {
-    const signal = this.stopController.signal;
-    if (signal.aborted) return Promise.resolve('stop');
-    return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
-  }
-}
-
-/** Closes a socket and waits (briefly) for the close handshake, so commands sent before it reach the broker. */
-async function closeGently(ws: WebSocket | undefined): Promise<void> {
-  if (ws === undefined || ws.readyState === WebSocket.CLOSED) return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      ws.terminate();
-      resolve();
-    }, 2000);
-    ws.once('close', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    ws.close();
-  });
 }
 
 function text(error: unknown): string {

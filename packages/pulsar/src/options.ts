@@ -54,8 +54,29 @@ export interface PulsarTransportOptions {
    * consumes keeps its backlog: use the consumers' subscription name.
    */
   readonly createSubscription?: boolean;
-  /** The WebSocket proxy's receiver queue per consumer (messages prefetched from the broker). Default: the consume loop's concurrency. */
+  /**
+   * The receiver queue of each consumer in the broker's WebSocket service:
+   * how many messages it prefetches. Default 0: a consumer fetches a message
+   * only when the loop asks for one, so a consumer that service leaks (its
+   * client went away mid-handshake, apache/pulsar#4098) holds nothing. Pulsar
+   * gives no zero-queue consumer to a partitioned topic or a producer's batch;
+   * the loop then switches to prefetching (and logs it). Set 1–1000 to
+   * prefetch from the start.
+   */
   readonly receiverQueueSize?: number;
+  /**
+   * How many consumer WebSockets one consume loop opens on a Shared or
+   * Key_Shared subscription, its concurrency split among them (a zero-queue
+   * consumer fetches one message at a time). Default 4, never more than the
+   * concurrency; Exclusive and Failover subscriptions use one.
+   */
+  readonly consumerSockets?: number;
+  /**
+   * How long a zero-queue consumer socket may wait for a message with permits
+   * granted before the loop asks the admin API whether the broker still lists
+   * its consumer (a producer's batch closes one). Default 10,000 ms.
+   */
+  readonly consumerCheckMs?: number;
   /** How long Pulsar waits before redelivering a negatively acknowledged message. Default 1000 ms. */
   readonly negativeAckRedeliveryDelayMs?: number;
   /** How long a publish waits for its send receipt before failing. Default 30,000 ms. */
@@ -81,6 +102,8 @@ export interface ResolvedOptions {
   readonly initialPosition: 'earliest' | 'latest';
   readonly createSubscription: boolean;
   readonly receiverQueueSize: number | undefined;
+  readonly consumerSockets: number;
+  readonly consumerCheckMs: number;
   readonly negativeAckRedeliveryDelayMs: number;
   readonly sendTimeoutMs: number;
   readonly reconnect: ResolvedReconnectBackoff;
@@ -118,6 +141,8 @@ export function resolveOptions(options: PulsarTransportOptions, logger: Logger):
     initialPosition,
     createSubscription: options.createSubscription ?? true,
     receiverQueueSize: options.receiverQueueSize,
+    consumerSockets: options.consumerSockets ?? 4,
+    consumerCheckMs: options.consumerCheckMs ?? 10_000,
     negativeAckRedeliveryDelayMs: options.negativeAckRedeliveryDelayMs ?? 1000,
     sendTimeoutMs: options.sendTimeoutMs ?? 30_000,
     reconnect: resolveReconnectBackoff(options.reconnect),
@@ -138,8 +163,14 @@ export function resolveOptions(options: PulsarTransportOptions, logger: Logger):
     throw new ConfigurationError(`sendTimeoutMs must be a positive integer, got ${String(resolved.sendTimeoutMs)}`);
   }
   const queueSize = resolved.receiverQueueSize;
-  if (queueSize !== undefined && !(Number.isInteger(queueSize) && queueSize >= 1 && queueSize <= 1000)) {
-    throw new ConfigurationError(`receiverQueueSize must be an integer from 1 to 1000, got ${String(queueSize)}`);
+  if (queueSize !== undefined && !(Number.isInteger(queueSize) && queueSize >= 0 && queueSize <= 1000)) {
+    throw new ConfigurationError(`receiverQueueSize must be an integer from 0 to 1000, got ${String(queueSize)}`);
+  }
+  if (!(Number.isInteger(resolved.consumerSockets) && resolved.consumerSockets >= 1 && resolved.consumerSockets <= 64)) {
+    throw new ConfigurationError(`consumerSockets must be an integer from 1 to 64, got ${String(resolved.consumerSockets)}`);
+  }
+  if (!(Number.isInteger(resolved.consumerCheckMs) && resolved.consumerCheckMs >= 100)) {
+    throw new ConfigurationError(`consumerCheckMs must be an integer of at least 100, got ${String(resolved.consumerCheckMs)}`);
   }
   return resolved;
 }

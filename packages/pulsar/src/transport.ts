@@ -192,6 +192,7 @@ export class PulsarTransport implements Transport {
     const loop = new ConsumeLoop(
       {
         connection: this.connection,
+        admin: this.admin,
         options: this.options,
         logger: this.options.logger,
         send: (target, message) => this.send(target, message),

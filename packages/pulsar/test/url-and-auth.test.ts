@@ -53,7 +53,11 @@ describe('Pulsar URLs', () => {
     const make = (extra: object) => () => new PulsarTransport({ url: 'pulsar://h', logger: silentLogger, ...extra });
     assert.throws(make({ subscriptionType: 'Round_Robin' }), /subscriptionType must be one of/);
     assert.throws(make({ subscription: 'a/b' }), /subscription must be a non-blank name/);
-    assert.throws(make({ receiverQueueSize: 0 }), /receiverQueueSize/);
+    assert.throws(make({ receiverQueueSize: -1 }), /receiverQueueSize must be an integer from 0 to 1000/);
+    assert.throws(make({ receiverQueueSize: 1001 }), /receiverQueueSize/);
+    assert.doesNotThrow(make({ receiverQueueSize: 0 }));
+    assert.throws(make({ consumerSockets: 0 }), /consumerSockets must be an integer from 1 to 64/);
+    assert.throws(make({ consumerCheckMs: 10 }), /consumerCheckMs must be an integer of at least 100/);
     assert.throws(make({ token: ' ' }), /token must be/);
     assert.throws(make({ initialPosition: 'middle' }), /initialPosition/);
   });

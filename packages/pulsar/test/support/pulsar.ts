@@ -56,6 +56,37 @@ export class RawPulsar {
     }
   }
 
+  /**
+   * Publishes bodies through a batching producer (as the Java and Go clients
+   * do by default): sent together, they are stored as one batch entry.
+   */
+  async publishBatch(queue: string, bodies: Buffer[]): Promise<void> {
+    await this.subscribe(queue);
+    const ws = await open(`${this.ws()}/producer/${path(queue)}?batchingEnabled=true&batchingMaxMessages=${bodies.length}&batchingMaxPublishDelay=100`);
+    try {
+      const receipts = new Promise<void>((resolve, reject) => {
+        let left = bodies.length;
+        ws.on('message', (data) => {
+          const ack = JSON.parse(String(data)) as { result?: string };
+          if (ack.result !== 'ok') reject(new Error(`batch publish to ${queue} refused: ${String(data)}`));
+          else if (--left === 0) resolve();
+        });
+      });
+      bodies.forEach((body, i) => ws.send(JSON.stringify({ payload: body.toString('base64'), context: String(i) })));
+      await receipts;
+    } finally {
+      ws.close();
+    }
+  }
+
+  /** The consumer names the broker lists on the `babelqueue` subscription. */
+  async consumers(queue: string): Promise<string[]> {
+    const res = await fetch(`${this.url}/admin/v2/${path(queue)}/stats`);
+    if (res.status === 404) return [];
+    const stats = (await res.json()) as { subscriptions?: Record<string, { consumers?: { consumerName?: string }[] }> };
+    return (stats.subscriptions?.babelqueue?.consumers ?? []).map((c) => c.consumerName ?? '');
+  }
+
   /** An envelope as another SDK would publish it, with the `bq-` projection. */
   async publishEnvelope(queue: string, data: object = {}, extra: Record<string, string> = {}): Promise<{ body: Buffer; projection: EnvelopeProjection }> {
     const { body, projection } = envelope('urn:babel:orders:created', data, queue);

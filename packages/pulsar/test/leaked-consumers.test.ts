@@ -1,0 +1,180 @@
+// Pulsar's WebSocket service subscribes a consumer before it answers the
+// upgrade; a client that goes away in between (killed, cut off, timed out)
+// leaves that consumer alive in the broker with no socket (apache/pulsar#4098)
+// until the broker restarts. These tests make such consumers out of the
+// transport's own requests, through a relay that drops the client while the
+// broker is still subscribing, then check that nothing is stranded with them.
+import assert from 'node:assert/strict';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { createApp, silentLogger } from '@babelqueue/core';
+import { PulsarTransport } from '@babelqueue/pulsar';
+import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
+
+const URN = 'urn:babel:orders:created';
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * A relay to the web service that forwards each consumer upgrade request and
+ * then, a few ms later (0–14, in turn), drops both sides before the answer
+ * comes back: the client is gone while the broker subscribes.
+ */
+class HandshakeDropper {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private turn = 0;
+  port = 0;
+
+  constructor(private readonly target: URL) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = connect(Number(this.target.port || 8080), this.target.hostname);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      const delay = this.turn++ % 15;
+      client.once('data', (request) => {
+        upstream.write(request);
+        setTimeout(() => {
+          client.resetAndDestroy();
+          upstream.resetAndDestroy();
+        }, delay);
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () => {
+  const url = lab.url!;
+  const raw = new RawPulsar(url);
+  const created: string[] = [];
+  after(() => raw.cleanup(created));
+
+  it('a consumer leaked by a client gone mid-handshake holds no message: every message still reaches a live consumer', async () => {
+    const q = uniqueQueue('bq-pulsar-leak');
+    created.push(q);
+    await raw.subscribe(q);
+
+    // The transport's own consumer requests, each dropped (reset) while the
+    // broker subscribes, in rounds until the broker keeps a consumer no socket owns.
+    const dropper = new HandshakeDropper(new URL(url));
+    await dropper.start();
+    await until('the broker to keep a leaked consumer', async () => {
+      const dropped = new PulsarTransport({ url: `http://127.0.0.1:${dropper.port}`, reconnect: { initialDelayMs: 5, maxDelayMs: 20 }, logger: silentLogger });
+      const quit = new AbortController();
+      const consuming = dropped.consume(q, async () => assert.fail('no socket ever opens through the dropper'), { concurrency: 8, signal: quit.signal });
+      await sleep(1000);
+      quit.abort();
+      await consuming;
+      await dropped.close();
+      await sleep(500);
+      return (await raw.consumers(q)).length > 0;
+    }, 90_000);
+    await dropper.stop();
+    const leaked = (await raw.consumers(q)).length;
+    assert.ok(leaked >= 1, `${leaked} leaked consumers`);
+
+    const total = 40;
+    const producer = new PulsarTransport({ url, logger: silentLogger });
+    const ids = new Set<string>();
+    for (let i = 0; i < total; i++) {
+      const { body, projection } = envelope(URN, { i }, q);
+      ids.add(projection.messageId);
+      await producer.publish({ body, queue: q, projection });
+    }
+    await producer.close();
+
+    const transport = new PulsarTransport({ url, logger: silentLogger });
+    const app = createApp({ transport, queue: q, logger: silentLogger });
+    const handled = new Set<string>();
+    app.handle(URN, async (_data, message) => {
+      handled.add(message.id);
+    });
+    const stop = new AbortController();
+    const run = app.run({ concurrency: 8, signal: stop.signal });
+    try {
+      // With a receiver queue, each leaked consumer would keep some of these for good.
+      await until(`all ${total} handled (${handled.size} so far, ${leaked} leaked consumers on the subscription)`, () => handled.size === total, 60_000);
+    } finally {
+      stop.abort();
+      await run;
+    }
+    assert.deepEqual([...handled].sort(), [...ids].sort());
+  });
+
+  it('a producer\'s batch, which a zero-queue consumer cannot take: the loop notices the silent socket and prefetches, nothing is stranded', async () => {
+    const q = uniqueQueue('bq-pulsar-batch');
+    created.push(q);
+    const bodies = Array.from({ length: 6 }, (_, i) => envelope(URN, { i }, q));
+    await raw.publishBatch(q, bodies.map(({ body }) => body));
+
+    const logger = captureLogger();
+    const transport = new PulsarTransport({ url, consumerCheckMs: 300, logger });
+    const app = createApp({ transport, queue: q, logger });
+    const handled = new Set<string>();
+    app.handle(URN, async (_data, message) => {
+      handled.add(message.id);
+    });
+    const stop = new AbortController();
+    const run = app.run({ concurrency: 4, signal: stop.signal });
+    try {
+      await until(`the batch's 6 messages handled (${handled.size} so far)`, () => handled.size === 6);
+    } finally {
+      stop.abort();
+      await run;
+    }
+    assert.deepEqual([...handled].sort(), bodies.map(({ projection }) => projection.messageId).sort());
+    assert.ok(logger.lines.some((line) => line.level === 'warn' && /prefetch from now on: a producer's batch/.test(line.message)), 'the switch is logged');
+    await raw.waitForBacklog(q, 0);
+  });
+
+  it('a partitioned topic, which has no zero-queue consumer: the loop prefetches and consumes it', async () => {
+    const q = uniqueQueue('bq-pulsar-partitioned');
+    created.push(q);
+    const res = await fetch(`${url}/admin/v2/persistent/public/default/${q}/partitions`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '2' });
+    assert.equal(res.status, 204, `create partitioned topic: HTTP ${res.status}`);
+    const producer = new PulsarTransport({ url, logger: silentLogger });
+    const ids = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const { body, projection } = envelope(URN, { i }, q);
+      ids.add(projection.messageId);
+      await producer.publish({ body, queue: q, projection });
+    }
+    await producer.close();
+
+    const logger = captureLogger();
+    const transport = new PulsarTransport({ url, logger });
+    const app = createApp({ transport, queue: q, logger });
+    const handled = new Set<string>();
+    app.handle(URN, async (_data, message) => {
+      handled.add(message.id);
+    });
+    const stop = new AbortController();
+    const run = app.run({ concurrency: 4, signal: stop.signal });
+    try {
+      await until(`10 handled (${handled.size} so far)`, () => handled.size === 10);
+    } finally {
+      stop.abort();
+      await run;
+    }
+    assert.deepEqual([...handled].sort(), [...ids].sort());
+    assert.ok(logger.lines.some((line) => line.level === 'warn' && /prefetch from now on: the topic is partitioned/.test(line.message)), 'the switch is logged');
+  });
+});
