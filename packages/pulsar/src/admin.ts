@@ -3,6 +3,13 @@ import { reasonOf } from './connection.js';
 import { PulsarAdminError } from './errors.js';
 import { topicPath, type Topic } from './topics.js';
 
+/** A consumer as the topic's stats list it. */
+export interface ListedConsumer {
+  /** Permits the broker holds for it: how many more messages it may be sent. */
+  readonly availablePermits: number;
+  readonly unackedMessages: number;
+}
+
 /** Pulsar's `MessageId.earliest` as the admin API reads a position. */
 const EARLIEST = { ledgerId: -1, entryId: -1, partitionIndex: -1 };
 
@@ -55,14 +62,26 @@ export class PulsarAdmin {
     return stats.subscriptions?.[subscription]?.msgBacklog ?? 0;
   }
 
-  /** The names of the consumers the broker lists on a subscription (none when the topic or subscription does not exist). */
-  async consumerNames(topic: Topic, subscription: string): Promise<Set<string>> {
+  /**
+   * The consumers the broker lists on a subscription, by consumer name, with
+   * the permits each holds and its unacknowledged messages (none when the
+   * topic or subscription does not exist).
+   */
+  async consumers(topic: Topic, subscription: string): Promise<Map<string, ListedConsumer>> {
     const res = await this.connection.request('GET', `/admin/v2/${topicPath(topic)}/stats`);
-    if (res.status === 404) return new Set();
+    if (res.status === 404) return new Map();
     if (res.status !== 200) throw new PulsarAdminError(res.status, `cannot read the stats of ${topic.name} (HTTP ${res.status}): ${reasonOf(res.body)}`);
-    const stats = JSON.parse(res.body.toString('utf8')) as { subscriptions?: Record<string, { consumers?: { consumerName?: string }[] }> };
-    const consumers = stats.subscriptions?.[subscription]?.consumers ?? [];
-    return new Set(consumers.flatMap((consumer) => (typeof consumer.consumerName === 'string' ? [consumer.consumerName] : [])));
+    type Stats = { subscriptions?: Record<string, { consumers?: { consumerName?: unknown; availablePermits?: unknown; unackedMessages?: unknown }[] }> };
+    const stats = JSON.parse(res.body.toString('utf8')) as Stats;
+    const listed = new Map<string, ListedConsumer>();
+    for (const consumer of stats.subscriptions?.[subscription]?.consumers ?? []) {
+      if (typeof consumer.consumerName !== 'string') continue;
+      listed.set(consumer.consumerName, {
+        availablePermits: typeof consumer.availablePermits === 'number' ? consumer.availablePermits : 0,
+        unackedMessages: typeof consumer.unackedMessages === 'number' ? consumer.unackedMessages : 0,
+      });
+    }
+    return listed;
   }
 
   /** The persistent topics of a namespace: full names (`persistent://tenant/namespace/local`). */

@@ -35,7 +35,9 @@ export interface LoopDeps {
  * A zero-queue consumer cannot take a producer's batch (the service closes
  * that consumer and the socket goes silent), nor can a partitioned topic have
  * one: the loop notices (a silent socket whose consumer the broker no longer
- * lists; the refusal) and prefetches from then on.
+ * lists; the refusal) and prefetches from then on. A zero-queue consumer also
+ * loses its request when its topic moves inside the broker; a silent socket
+ * whose consumer the broker lists without permits is reopened.
  *
  * Deliveries settle on the socket that carried them, or on any open one
  * (Pulsar settles by message id on the subscription), and a redelivered copy
@@ -90,7 +92,7 @@ export class ConsumeLoop implements SocketOwner {
       signal.addEventListener('abort', onAbort, { once: true });
     }
     this.armIdle();
-    const check = this.prefetch ? undefined : setInterval(() => void this.checkSilentSockets(), this.deps.options.consumerCheckMs);
+    const check = this.prefetch ? undefined : setInterval(() => void this.checkSilentSockets(), Math.ceil(this.deps.options.consumerCheckMs / 2));
     check?.unref();
     try {
       const runs = this.sockets.map((socket) => socket.run(this.stopController.signal));
@@ -174,11 +176,14 @@ export class ConsumeLoop implements SocketOwner {
   }
 
   /**
-   * A zero-queue consumer that meets a producer's batch is closed by the
-   * broker's WebSocket service while its socket stays open and silent. A
-   * socket waiting on permits past `consumerCheckMs` has its consumer looked
-   * up on the subscription; one the broker no longer lists is dropped, and
-   * the loop prefetches from then on.
+   * A zero-queue socket waiting on permits past `consumerCheckMs` has its
+   * consumer looked up on the subscription. Two states of the broker's
+   * WebSocket service leave such a socket silent for good, and both are
+   * dropped (the socket reopens): a consumer the broker no longer lists, which
+   * the service closed on meeting a producer's batch (the loop prefetches from
+   * then on), and a listed one without permits or messages, which lost its
+   * request when the topic moved (apache/pulsar#15679: a zero-queue consumer
+   * does not ask again after it reconnects inside the service).
    */
   private async checkSilentSockets(): Promise<void> {
     if (this.checking || this.stopping) return;
@@ -189,11 +194,18 @@ export class ConsumeLoop implements SocketOwner {
     if (silent.length === 0) return;
     this.checking = true;
     try {
-      const listed = await this.deps.admin.consumerNames(this.topic, this.deps.options.subscription);
-      const gone = silent.filter(({ socket, name }) => socket.name === name && name !== undefined && !listed.has(name));
-      if (gone.length === 0) return;
-      this.startPrefetching('a producer\'s batch reached a zero-queue consumer, which Pulsar cannot hand one');
-      for (const { socket } of gone) socket.drop();
+      const listed = await this.deps.admin.consumers(this.topic, this.deps.options.subscription);
+      for (const { socket, name } of silent) {
+        if (name === undefined || socket.name !== name) continue; // reopened meanwhile
+        const consumer = listed.get(name);
+        if (consumer === undefined) {
+          this.startPrefetching('a producer\'s batch reached a zero-queue consumer, which Pulsar cannot hand one');
+          socket.drop();
+        } else if (consumer.availablePermits === 0 && consumer.unackedMessages === 0) {
+          this.deps.logger.warn({ queue: this.queue }, 'a Pulsar consumer lost its permits inside the broker (the topic moved); reopening its socket');
+          socket.drop();
+        }
+      }
     } catch (error) {
       this.deps.logger.debug({ queue: this.queue, error: text(error) }, 'cannot look up the subscription\'s consumers; checking again later');
     } finally {

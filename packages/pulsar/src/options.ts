@@ -67,7 +67,7 @@ export interface PulsarTransportOptions {
   /**
    * How many consumer WebSockets one consume loop opens on a Shared or
    * Key_Shared subscription, its concurrency split among them (a zero-queue
-   * consumer fetches one message at a time). Default 4, never more than the
+   * consumer fetches one message at a time). Default 16, never more than the
    * concurrency; Exclusive and Failover subscriptions use one.
    */
   readonly consumerSockets?: number;
@@ -141,7 +141,7 @@ export function resolveOptions(options: PulsarTransportOptions, logger: Logger):
     initialPosition,
     createSubscription: options.createSubscription ?? true,
     receiverQueueSize: options.receiverQueueSize,
-    consumerSockets: options.consumerSockets ?? 4,
+    consumerSockets: options.consumerSockets ?? 16,
     consumerCheckMs: options.consumerCheckMs ?? 10_000,
     negativeAckRedeliveryDelayMs: options.negativeAckRedeliveryDelayMs ?? 1000,
     sendTimeoutMs: options.sendTimeoutMs ?? 30_000,

@@ -177,4 +177,30 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
     assert.deepEqual([...handled].sort(), [...ids].sort());
     assert.ok(logger.lines.some((line) => line.level === 'warn' && /prefetch from now on: the topic is partitioned/.test(line.message)), 'the switch is logged');
   });
+
+  it('a topic unload leaves a zero-queue consumer without permits (apache/pulsar#15679): the loop reopens its socket, and what comes after is consumed', async () => {
+    const q = uniqueQueue('bq-pulsar-unload');
+    created.push(q);
+    const logger = captureLogger();
+    const transport = new PulsarTransport({ url, consumerCheckMs: 300, logger });
+    const app = createApp({ transport, queue: q, logger });
+    const handled: number[] = [];
+    app.handle(URN, async (data: { n: number }) => {
+      handled.push(data.n);
+    });
+    const stop = new AbortController();
+    const run = app.run({ concurrency: 2, signal: stop.signal });
+    try {
+      await app.publish(URN, { n: 1 });
+      await until('the first message handled', () => handled.includes(1));
+      const res = await fetch(`${url}/admin/v2/persistent/public/default/${q}/unload`, { method: 'PUT' });
+      assert.equal(res.status, 204, `unload: HTTP ${res.status}`);
+      await app.publish(URN, { n: 2 });
+      await until('the message published after the unload handled', () => handled.includes(2));
+    } finally {
+      stop.abort();
+      await run;
+    }
+    assert.ok(logger.lines.some((line) => line.level === 'warn' && /lost its permits inside the broker/.test(line.message)), 'the reopening is logged');
+  });
 });
