@@ -1,6 +1,5 @@
 import {
   DeadLetterWriteError,
-  pause,
   withAttempts,
   type Decision,
   type Logger,
@@ -20,6 +19,7 @@ import { SCRIPTS } from '../scripts.js';
 import { reservationTokens } from '../token.js';
 import { Reserver, type Exchanged, type PendingAck, type Reserved, type Want } from '../consume/reserver.js';
 import { Hold, leaseNow, readsAhead } from '../consume/lease.js';
+import { KeyWatch } from '../consume/key-watch.js';
 import type { Layout } from './layout.js';
 import { removeFromList, scanList } from '../scan.js';
 import { publishInGroups } from '../publisher.js';
@@ -112,6 +112,7 @@ class LegacyReserver extends Reserver {
   readonly readsAhead: boolean;
   private readonly keys: LegacyKeys;
   private pollMs = POLL_MIN_MS;
+  private readonly watch: KeyWatch;
 
   constructor(
     private readonly client: RedisClient,
@@ -123,6 +124,7 @@ class LegacyReserver extends Reserver {
     this.readsAhead = readsAhead(options.retryAfter, 'legacy');
     this.keys = legacyKeys(queue);
     this.keeper = reservationKeeper(options.retryAfter, logger, { queue, layout: 'legacy' });
+    this.watch = new KeyWatch(client, logger, { queue, layout: 'legacy' });
   }
 
   protected async exchange(acks: readonly PendingAck[], want: Want): Promise<Exchanged> {
@@ -168,15 +170,23 @@ class LegacyReserver extends Reserver {
     return Number(await slotGuard(this.queue, SCRIPTS.legacyGiveBack.run(this.client, [this.keys.ready, this.keys.processing, this.keys.deadlines], args)));
   }
 
-  /** The sleep-poll: 100 ms, doubling after every empty poll, capped at 1 s. */
+  /**
+   * The sleep-poll: 100 ms, doubling after every empty poll, capped at 1 s.
+   * A write to the ready list (by any producer) ends the sleep early.
+   */
   async idle(ms: number, signal: AbortSignal): Promise<void> {
     const waitMs = Math.min(ms, this.pollMs);
-    if (waitMs > 0) await pause(waitMs, signal);
+    if (waitMs > 0 && (await this.watch.wait(this.keys.ready, waitMs, signal)) !== 'timeout') return;
     this.pollMs = Math.min(this.pollMs * 2, POLL_MAX_MS);
   }
 
   override active(): void {
     this.pollMs = POLL_MIN_MS;
+  }
+
+  override close(): void {
+    super.close();
+    this.watch.close();
   }
 }
 
