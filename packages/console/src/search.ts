@@ -1,7 +1,7 @@
 import type { ScannedRecord } from '@babelqueue/core';
 import { matches, type RecordFilter } from './filter.js';
 import { describe, parseRecord, recordHash, type Described, type RecordSummary } from './records.js';
-import { ScanBudget, type StopReason } from './scan-budget.js';
+import type { ScanBudget, StopReason } from './scan-budget.js';
 import type { RecordSource } from './source.js';
 
 /**
