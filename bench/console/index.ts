@@ -8,13 +8,17 @@
  *
  * Fills `bench-console-<random>.dlq` with N dead-letter records (RPUSH of
  * 1,000 at a time, pipelined) in four failure groups, one record to find at
- * 90 % of the queue, then asks two consoles in this process (the default scan
- * limit of 100,000, and a scan limit of N) over HTTP as the page does. Each
- * request is timed once after one warm-up page; the heap and RSS are sampled
- * every 20 ms during the requests. The key is deleted at the end.
+ * 90 % of the queue, then asks a console in this process (default settings:
+ * a time budget of 1.5 s and a scan limit of 100,000 records per request)
+ * over HTTP as the page does: the first answer of each read, then the page's
+ * own carrying on (a search's `next`, the charts' `cursor`) until the record
+ * is found or the counts are complete. The heap and RSS are sampled every
+ * 20 ms; `peak_rss_mib` is the process's peak as the kernel counts it. The
+ * key is deleted at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { memoryUsage } from 'node:process';
+import { loadavg } from 'node:os';
+import { memoryUsage, resourceUsage } from 'node:process';
 import { silentLogger } from '@babelqueue/core';
 import { startConsole } from '@babelqueue/console';
 import { RedisTransport } from '@babelqueue/redis';
@@ -54,6 +58,20 @@ async function fill(transport: RedisTransport): Promise<number> {
   return Date.now() - started;
 }
 
+/** The fields of the API's answers this bench reads. */
+interface Answer {
+  scanned: number;
+  depth?: number | null;
+  limited?: boolean;
+  stopped?: string | null;
+  next?: number | null;
+  records?: { index: number }[];
+  record?: { index: number } | null;
+  complete?: boolean;
+  cursor?: string | null;
+  group_count?: number;
+}
+
 /** The page's way in: the session cookie, then the CSRF token on every request. */
 async function client(base: string) {
   const first = await fetch(new URL('/', base));
@@ -63,13 +81,15 @@ async function client(base: string) {
     const started = performance.now();
     const params = new URLSearchParams({ dlq, ...Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])) });
     const response = await fetch(new URL(`${path}?${params}`, base), { headers: { Cookie: cookie, 'X-BQ-CSRF': session.csrf } });
-    const json = (await response.json()) as Record<string, unknown>;
+    const json = (await response.json()) as Answer;
     if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${JSON.stringify(json)}`);
     return { ms: Math.round(performance.now() - started), json };
   };
 }
 
-/** Peak heap and RSS (MiB) while `work` runs. */
+type Get = Awaited<ReturnType<typeof client>>;
+
+/** Peak heap and RSS (MiB) sampled while `work` runs. */
 async function peakMemory<T>(work: () => Promise<T>): Promise<{ result: T; heapMiB: number; rssMiB: number }> {
   let heap = 0;
   let rss = 0;
@@ -88,24 +108,63 @@ async function peakMemory<T>(work: () => Promise<T>): Promise<{ result: T; heapM
   }
 }
 
-async function measure(transport: RedisTransport, scanLimit: number) {
-  const running = await startConsole({ transport, dlqs: [dlq], port: 0, logger: silentLogger, scanLimit, sampleEveryMs: 3_600_000 });
+/** Follows answers as the page does (`next` for pages and find, `cursor` for charts) until done; times each. */
+async function carryOn(get: Get, path: string, query: Record<string, string | number>, done: (json: Answer) => boolean, step: (json: Answer) => Record<string, string | number>) {
+  const started = performance.now();
+  const times: number[] = [];
+  let scanned = 0;
+  let answer = await get(path, query);
+  for (;;) {
+    times.push(answer.ms);
+    scanned = path === '/api/stats' ? answer.json.scanned : scanned + answer.json.scanned;
+    if (done(answer.json)) break;
+    answer = await get(path, { ...query, ...step(answer.json) });
+  }
+  return {
+    answers: times.length,
+    slowest_answer_ms: Math.max(...times),
+    total_ms: Math.round(performance.now() - started),
+    scanned,
+    last: answer.json,
+  };
+}
+
+async function measure(transport: RedisTransport) {
+  const running = await startConsole({ transport, dlqs: [dlq], port: 0, logger: silentLogger, sampleEveryMs: 3_600_000 });
   try {
     const get = await client(running.url);
     await get('/api/records', { limit: 50 });
     const firstPage = await get('/api/records', { limit: 50 });
     const deepPage = await get('/api/records', { limit: 50, from: String(needleAt) });
-    const search = await peakMemory(() => get('/api/records', { limit: 50, find: 'quartermaine' }));
-    const byId = await get('/api/find', { id: needleId }).catch((error: Error) => ({ ms: -1, json: { error: error.message } as Record<string, unknown> }));
-    const stats = await peakMemory(() => get('/api/stats', {}));
-    const pick = (r: { ms: number; json: Record<string, unknown> }, ...keys: string[]) => ({ ms: r.ms, ...Object.fromEntries(keys.map((k) => [k, r.json[k]])) });
+    const firstSearch = await get('/api/records', { limit: 50, find: 'quartermaine' });
+    const search = await peakMemory(() => carryOn(get, '/api/records', { limit: 50, find: 'quartermaine' }, (j) => (j.records ?? []).length > 0 || !j.limited, (j) => ({ from: j.next ?? 0 })));
+    const firstFind = await get('/api/find', { id: needleId });
+    const byId = await carryOn(get, '/api/find', { id: needleId }, (j) => j.record !== null, (j) => ({ from: j.next ?? 0 }));
+    const firstStats = await get('/api/stats', {});
+    // A page asked while a chart step reads the DLQ (the page loads both at once).
+    const [, pageBesideCharts] = await Promise.all([get('/api/stats', {}), get('/api/records', { limit: 50 })]);
+    const stats = await peakMemory(() => carryOn(get, '/api/stats', {}, (j) => j.complete === true, (j) => ({ cursor: j.cursor ?? '' })));
+    const perRecordUs = (r: { total_ms: number; scanned: number }) => Math.round((r.total_ms * 1000) / Math.max(1, r.scanned));
     return {
-      scan_limit: scanLimit,
-      first_page: pick(firstPage, 'scanned', 'depth'),
-      page_at_90_percent: pick(deepPage, 'scanned'),
-      search_by_data: { ...pick(search.result, 'scanned', 'limited', 'next'), found: (search.result.json.records as unknown[]).length, peak_heap_mib: search.heapMiB, peak_rss_mib: search.rssMiB },
-      open_by_id: byId.ms < 0 ? { found: false, answer: byId.json.error } : pick(byId, 'scanned'),
-      charts_and_groups: { ...pick(stats.result, 'scanned', 'group_count'), peak_heap_mib: stats.heapMiB, peak_rss_mib: stats.rssMiB },
+      scan_budget_ms: 1500,
+      scan_limit: 100_000,
+      first_page: { ms: firstPage.ms, scanned: firstPage.json.scanned, depth: firstPage.json.depth },
+      page_at_90_percent: { ms: deepPage.ms, scanned: deepPage.json.scanned },
+      search_by_data: {
+        first_answer: { ms: firstSearch.ms, scanned: firstSearch.json.scanned, stopped: firstSearch.json.stopped, next: firstSearch.json.next },
+        to_the_record: { answers: search.result.answers, slowest_answer_ms: search.result.slowest_answer_ms, total_ms: search.result.total_ms, scanned: search.result.scanned, found_at: search.result.last.records?.[0]?.index ?? null, us_per_record: perRecordUs(search.result) },
+        peak_heap_mib: search.heapMiB, peak_rss_mib: search.rssMiB,
+      },
+      open_by_id: {
+        first_answer: { ms: firstFind.ms, scanned: firstFind.json.scanned, found: firstFind.json.record !== null },
+        to_the_record: { answers: byId.answers, slowest_answer_ms: byId.slowest_answer_ms, total_ms: byId.total_ms, scanned: byId.scanned, found_at: byId.last.record?.index ?? null, us_per_record: perRecordUs(byId) },
+      },
+      charts_and_groups: {
+        first_answer: { ms: firstStats.ms, scanned: firstStats.json.scanned, stopped: firstStats.json.stopped },
+        first_page_beside_a_chart_step_ms: pageBesideCharts.ms,
+        to_complete: { answers: stats.result.answers, slowest_answer_ms: stats.result.slowest_answer_ms, total_ms: stats.result.total_ms, scanned: stats.result.scanned, group_count: stats.result.last.group_count, us_per_record: perRecordUs(stats.result) },
+        peak_heap_mib: stats.heapMiB, peak_rss_mib: stats.rssMiB,
+      },
     };
   } finally {
     await running.close();
@@ -119,20 +178,20 @@ try {
   const bytes = Number(await transport.client.memory('USAGE', dlq));
   globalThis.gc?.();
   const before = memoryUsage();
-  const defaults = await measure(transport, 100_000);
-  const whole = await measure(transport, records);
+  const console_ = await measure(transport);
   process.stdout.write(`${JSON.stringify({
     bench: 'console',
     broker: 'redis (legacy layout)',
     node: process.version,
+    load_average: loadavg().map((l) => Math.round(l * 10) / 10),
     records,
     needle_at: needleAt,
     fill_ms: fillMs,
     redis_list_mib: Math.round(bytes / 2 ** 20),
     heap_before_mib: Math.round(before.heapUsed / 2 ** 20),
     rss_before_mib: Math.round(before.rss / 2 ** 20),
-    default_scan_limit: defaults,
-    scan_limit_all: whole,
+    ...console_,
+    peak_rss_mib: Math.round(resourceUsage().maxRSS / 1024),
   }, null, 2)}\n`);
 } finally {
   await transport.client.del(dlq);

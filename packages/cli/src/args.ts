@@ -98,7 +98,7 @@ export function integer(command: Command, name: string, raw: string, min = 0): n
 }
 
 /** Options of any command that take a value (the word after them is not a command). */
-const VALUE_OPTIONS = new Set(['--url', '--timeout-ms', '--queue', '--dlq', '--max', '--id', '--to', '--idle-ms', '--trace-id', '--delay-ms', '--host', '--port', '--token', '--basic-auth', '--scan-limit']);
+const VALUE_OPTIONS = new Set(['--url', '--timeout-ms', '--queue', '--dlq', '--max', '--id', '--to', '--idle-ms', '--trace-id', '--delay-ms', '--host', '--port', '--token', '--basic-auth', '--scan-limit', '--scan-budget-ms']);
 
 /**
  * Splits `argv` at its first word that is neither an option nor an option's

@@ -104,6 +104,9 @@ Needs the @babelqueue/console package.
   --basic-auth U:P  require HTTP basic auth (or $BABELQUEUE_CONSOLE_BASIC_AUTH)
   --scan-limit N    records one page, search or bulk action reads at most
                     (default 100000)
+  --scan-budget-ms MS
+                    a page, search or chart answers after about MS with what it
+                    scanned so far; the page carries on from there (default 1500)
   --allow-counted-reads
                     read DLQs where a read counts a delivery of every record
                     (a RabbitMQ quorum queue: at its delivery limit RabbitMQ drops

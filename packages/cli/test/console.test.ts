@@ -12,7 +12,7 @@ describe('babelqueue console', () => {
     const r = await run(['console', '--help']);
     assert.equal(r.code, 0);
     assert.match(r.out, /^Usage: babelqueue console --url URL \[--queue Q \.\.\.\]/);
-    for (const option of ['--queue Q', '--dlq NAME', '--host H', '--port P', '--read-only', '--token T', '--basic-auth U:P', '--scan-limit N', '--audit-log FILE']) {
+    for (const option of ['--queue Q', '--dlq NAME', '--host H', '--port P', '--read-only', '--token T', '--basic-auth U:P', '--scan-limit N', '--scan-budget-ms MS', '--audit-log FILE']) {
       assert.ok(r.out.includes(option), option);
     }
     assert.match(r.out, /babelqueue console --url redis:\/\/127\.0\.0\.1:6379 --queue orders/);
@@ -50,7 +50,7 @@ describe('babelqueue console', () => {
       signal: stop.signal,
       sharesMemoryBrokers: true,
     };
-    const exited = main(['console', '--url', url, '--queue', 'orders', '--port', '0', '--read-only', '--json'], io);
+    const exited = main(['console', '--url', url, '--queue', 'orders', '--port', '0', '--read-only', '--scan-budget-ms', '700', '--json'], io);
     try {
       const deadline = Date.now() + 60_000;
       while (!out.includes('\n')) {
@@ -61,8 +61,8 @@ describe('babelqueue console', () => {
       assert.match(printed.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
       assert.equal(printed.read_only, true);
       const opened = await fetch(new URL('/api/session', printed.url));
-      const session = await opened.json() as { read_only: boolean; dlqs: string[]; csrf: string };
-      assert.deepEqual([session.read_only, session.dlqs], [true, ['orders.dlq']]);
+      const session = await opened.json() as { read_only: boolean; dlqs: string[]; csrf: string; limits: { budget_ms: number } };
+      assert.deepEqual([session.read_only, session.dlqs, session.limits.budget_ms], [true, ['orders.dlq'], 700]);
       // Reads need the session's cookie and CSRF token, as the page sends them.
       const cookie = (opened.headers.getSetCookie()[0] ?? '').split(';')[0]!;
       const records = await (await fetch(new URL('/api/records?dlq=orders.dlq', printed.url), { headers: { Cookie: cookie, 'X-BQ-CSRF': session.csrf } })).json() as { records: { kind: string }[] };

@@ -3,7 +3,7 @@ import { takeOptions, wantedOf, type ActionContext, type ActionItem, type Action
 import type { RecordFilter } from './filter.js';
 import { eachMatchingChunk } from './matching-chunks.js';
 import { recordHash, summarize } from './records.js';
-import { select } from './search.js';
+import { selectFields } from './search.js';
 import { takeChosen } from './take-chosen.js';
 
 /** Items an answer lists. */
@@ -48,7 +48,7 @@ export async function deleteMatching(ctx: ActionContext, dlq: string, filter: Re
       for await (const record of ctx.source.read(dlq, 0)) {
         if (scanned >= ctx.scanLimit || chosen.length >= REDRIVE_BATCH_CEILING) break;
         scanned += 1;
-        if (select(record, filter) !== undefined) chosen.push(record);
+        if (selectFields(record, filter) !== undefined) chosen.push(record);
       }
       if (chosen.length > 0) {
         const taken = await takeChosen(ctx.transport, dlq, wantedOf(chosen), takeOptions(ctx), (delivery) => delivery.settle({ kind: 'ack' }));

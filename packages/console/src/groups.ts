@@ -54,10 +54,22 @@ export function signatureOf(record: Pick<RecordSummary, 'urn' | 'exception' | 'e
   return { urn: record.urn, exception: record.exception, error: record.error === null ? null : maskError(record.error) };
 }
 
+/** Group ids computed lately, by their signature's text: a scan hashes each distinct group once, not each record. */
+const ids = new Map<string, string>();
+/** Ids remembered at most (the map starts over when full). */
+const IDS_KEPT = 4096;
+
 /** The group id of a signature: the first 12 hex digits of a SHA-256 over its three parts. */
 export function groupIdOf(signature: GroupSignature): string {
   const part = (value: string | null) => (value === null ? '\u0000null' : value);
-  return createHash('sha256').update(`${part(signature.urn)}\u0001${part(signature.exception)}\u0001${part(signature.error)}`).digest('hex').slice(0, 12);
+  const key = `${part(signature.urn)}\u0001${part(signature.exception)}\u0001${part(signature.error)}`;
+  let id = ids.get(key);
+  if (id === undefined) {
+    id = createHash('sha256').update(key).digest('hex').slice(0, 12);
+    if (ids.size >= IDS_KEPT) ids.clear();
+    ids.set(key, id);
+  }
+  return id;
 }
 
 /** The group id of a record. */
@@ -70,6 +82,9 @@ export const MAX_GROUPS = 2000;
 
 type Tallied = { -readonly [K in keyof FailureGroup]: FailureGroup[K] };
 
+/** What a group counts of a record. */
+export type GroupedFields = Pick<RecordSummary, 'urn' | 'exception' | 'error' | 'kind' | 'reason' | 'lang' | 'failed_at'>;
+
 /**
  * Counts records into groups while a scan streams: only the aggregates are
  * kept (at most {@link MAX_GROUPS} groups), never the records.
@@ -79,7 +94,7 @@ export class GroupTally {
   /** Records whose group did not fit under {@link MAX_GROUPS}. */
   ungrouped = 0;
 
-  add(record: RecordSummary): void {
+  add(record: GroupedFields): void {
     const signature = signatureOf(record);
     const id = groupIdOf(signature);
     let group = this.groups.get(id);

@@ -1,6 +1,6 @@
 import type { ScannedRecord } from '@babelqueue/core';
 import type { RecordFilter } from './filter.js';
-import { select } from './search.js';
+import { selectFields } from './search.js';
 import type { RecordSource } from './source.js';
 
 /** Records a bulk action over a broker with targeted removal handles per scan. */
@@ -39,7 +39,7 @@ export async function eachMatchingChunk(
       }
       scanned += 1;
       next = record.index + 1;
-      if (select(record, filter) !== undefined) chunk.push(record);
+      if (selectFields(record, filter) !== undefined) chunk.push(record);
     }
     const left = await act(chunk);
     if (left === undefined || end || scanned >= scanLimit) return { scanned, limited: left !== undefined && !end && scanned >= scanLimit };

@@ -25,6 +25,12 @@ export interface ConsoleOptions {
   readonly basicAuth?: { readonly username: string; readonly password: string };
   /** Records one request reads at most (pages, searches, charts, bulk actions). Default 100000. */
   readonly scanLimit?: number;
+  /**
+   * How long one read request (a page, a search, open-by-id, a step of the
+   * charts) reads before it answers with what it found, how much it scanned
+   * and a cursor to carry on, in ms. Default {@link DEFAULT_SCAN_BUDGET_MS} (1500).
+   */
+  readonly scanBudgetMs?: number;
   /** How often the depth chart samples each DLQ, in ms. Default 10000. */
   readonly sampleEveryMs?: number;
   /** Brokers without targeted removal: the drain ends once no record arrived for this long. Default 1000 ms. */
@@ -70,6 +76,7 @@ export interface ConsoleSettings {
   readonly readOnly: boolean;
   readonly auth: AuthSettings;
   readonly scanLimit: number;
+  readonly scanBudgetMs: number;
   readonly sampleEveryMs: number;
   readonly idleMs: number;
   readonly allowCountedReads: boolean;
@@ -80,6 +87,9 @@ export interface ConsoleSettings {
 
 /** The default port: clear of 8080, where the lab's Pulsar (and many dev servers) answer. */
 export const DEFAULT_PORT = 8794;
+
+/** A read request answers after about this long (ms), whatever the DLQ holds: with a cursor when it did not finish. */
+export const DEFAULT_SCAN_BUDGET_MS = 1500;
 
 /** Rows a page holds at most. */
 export const PAGE_MAX = 200;
@@ -116,6 +126,7 @@ export function resolveSettings(options: ConsoleOptions): ConsoleSettings {
     readOnly: options.readOnly === true,
     auth,
     scanLimit: positive('scanLimit', options.scanLimit ?? 100_000),
+    scanBudgetMs: positive('scanBudgetMs', options.scanBudgetMs ?? DEFAULT_SCAN_BUDGET_MS),
     sampleEveryMs: positive('sampleEveryMs', options.sampleEveryMs ?? 10_000),
     idleMs: positive('idleMs', options.idleMs ?? 1000),
     allowCountedReads: options.allowCountedReads === true,

@@ -1,5 +1,6 @@
 import { compare, type RecordFilter, type Sort } from './filter.js';
 import { clipped, type RecordSummary } from './records.js';
+import { ScanBudget, type StopReason } from './scan-budget.js';
 import { select } from './search.js';
 import type { ReadMode, RecordSource } from './source.js';
 
@@ -18,6 +19,8 @@ export interface PageQuery {
 export interface PageLimits {
   /** Records one request reads at most. */
   readonly scanLimit: number;
+  /** How long one request reads at most (ms) before it answers with what it has. */
+  readonly budgetMs: number;
   /** A sorted page keeps at most this many rows while it scans (`offset + limit` must fit). */
   readonly sortWindow: number;
 }
@@ -36,8 +39,10 @@ export interface Page {
   readonly matched: number;
   /** The scan reached the end of the queue. */
   readonly complete: boolean;
-  /** The scan stopped at `scanLimit` before the end. */
+  /** The scan stopped before the end (its time budget or the scan limit): `next` carries on. */
   readonly limited: boolean;
+  /** Why it stopped early: `time-budget` or `scan-limit`; null when it did not. */
+  readonly stopped: StopReason;
   /** More matching records follow. */
   readonly has_more: boolean;
   /** Queue order: the `from` of the next page (null when there is none). */
@@ -46,9 +51,11 @@ export interface Page {
 
 /**
  * Reads one page. In queue order it streams from `from` and stops at the
- * page's last match (plus one to know whether more follow) or at
- * `scanLimit`; sorted, it scans from the head up to `scanLimit` keeping only
- * the best `offset + limit` rows. Either way only the page is held.
+ * page's last match (plus one to know whether more follow), or early (its
+ * time budget, `scanLimit`) with the matches found so far and `next` where
+ * the scan stopped; sorted, it scans from the head keeping only the best
+ * `offset + limit` rows, and when it stops early the order holds among the
+ * records scanned (a sorted page cannot carry on). Only the page is held.
  */
 export async function readPage(source: RecordSource, dlq: string, query: PageQuery, limits: PageLimits): Promise<Page> {
   const depth = await source.depth(dlq);
@@ -58,15 +65,16 @@ export async function readPage(source: RecordSource, dlq: string, query: PageQue
 
 async function inQueueOrder(source: RecordSource, dlq: string, query: PageQuery, limits: PageLimits, depth: number | null): Promise<Page> {
   const records: RecordSummary[] = [];
+  const budget = new ScanBudget(limits.budgetMs, limits.scanLimit);
   let scanned = 0;
   let next: number | null = null;
   let complete = true;
-  let limited = false;
+  let stopped: StopReason = null;
   let hasMore = false;
   for await (const record of source.read(dlq, query.from)) {
-    if (scanned >= limits.scanLimit) {
-      // One more record exists past the limit: the next page starts at it.
-      limited = true;
+    stopped = budget.stopBefore(scanned);
+    if (stopped !== null) {
+      // One more record exists past where it stopped: the next request starts at it.
       complete = false;
       next = record.index;
       hasMore = true;
@@ -84,7 +92,7 @@ async function inQueueOrder(source: RecordSource, dlq: string, query: PageQuery,
       records.push(clipped(summary));
     }
   }
-  return { mode: source.mode, records, depth, from: query.from, scanned, matched: records.length, complete, limited, has_more: hasMore, next };
+  return { mode: source.mode, records, depth, from: query.from, scanned, matched: records.length, complete, limited: stopped !== null, stopped, has_more: hasMore, next };
 }
 
 async function sorted(source: RecordSource, dlq: string, query: PageQuery, limits: PageLimits, depth: number | null): Promise<Page> {
@@ -93,14 +101,13 @@ async function sorted(source: RecordSource, dlq: string, query: PageQuery, limit
     throw new RangeError(`a sorted page reaches at most row ${limits.sortWindow}; narrow the filter or sort by queue position`);
   }
   const best: RecordSummary[] = [];
+  const budget = new ScanBudget(limits.budgetMs, limits.scanLimit);
   let scanned = 0;
   let matched = 0;
-  let complete = true;
+  let stopped: StopReason = null;
   for await (const record of source.read(dlq, 0)) {
-    if (scanned >= limits.scanLimit) {
-      complete = false;
-      break;
-    }
+    stopped = budget.stopBefore(scanned);
+    if (stopped !== null) break;
     scanned += 1;
     const summary = select(record, query.filter);
     if (summary !== undefined) {
@@ -115,8 +122,9 @@ async function sorted(source: RecordSource, dlq: string, query: PageQuery, limit
     from: 0,
     scanned,
     matched,
-    complete,
-    limited: !complete,
+    complete: stopped === null,
+    limited: stopped !== null,
+    stopped,
     has_more: matched > keep,
     next: null,
   };

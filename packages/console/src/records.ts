@@ -91,8 +91,11 @@ export function clipped(summary: RecordSummary): RecordSummary {
   return error === null || error.length <= SUMMARY_ERROR_CHARS ? summary : { ...summary, error: `${error.slice(0, SUMMARY_ERROR_CHARS)}…` };
 }
 
+/** A record's fields that filters, charts and the table read: a summary without its position, fingerprint and size. */
+export type Described = Omit<RecordSummary, 'index' | 'location' | 'hash' | 'size'>;
+
 /** The fields of a parsed record (or of a decoded envelope) that filters and the table read. */
-export function describe(parsed: Record<string, unknown> | undefined): Omit<RecordSummary, 'index' | 'location' | 'hash' | 'size'> {
+export function describe(parsed: Record<string, unknown> | undefined): Described {
   if (parsed === undefined) {
     return {
       kind: 'not-json', reason: '', error: null, exception: null, attempts: null, original_queue: null,

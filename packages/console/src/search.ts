@@ -1,6 +1,7 @@
 import type { ScannedRecord } from '@babelqueue/core';
 import { matches, type RecordFilter } from './filter.js';
-import { describe, parseRecord, recordHash, summarize, type RecordSummary } from './records.js';
+import { describe, parseRecord, recordHash, type Described, type RecordSummary } from './records.js';
+import type { ScanBudget, StopReason } from './scan-budget.js';
 import type { RecordSource } from './source.js';
 
 /**
@@ -24,13 +25,24 @@ export function findWords(find: string): string[] {
  * records through it.
  */
 export function select(record: ScannedRecord, filter: RecordFilter): RecordSummary | undefined {
+  const fields = selectFields(record, filter);
+  if (fields === undefined) return undefined;
+  return { index: record.index, location: record.location ?? null, hash: recordHash(record.body), size: record.body.length, ...fields };
+}
+
+/**
+ * {@link select} without what only a table row needs (the fingerprint, the
+ * position): the charts and groups count these, and the body is parsed once.
+ */
+export function selectFields(record: ScannedRecord, filter: RecordFilter): Described | undefined {
   const { find, ...rest } = filter;
   const words = find === undefined ? undefined : findWords(find);
   if (words !== undefined && !bytesMayHold(record.body, words)) return undefined;
-  const summary = summarize(record);
-  if (!matches(summary, rest)) return undefined;
-  if (words !== undefined && !fieldsHold(parseRecord(record.body), words)) return undefined;
-  return summary;
+  const parsed = parseRecord(record.body);
+  const fields = describe(parsed);
+  if (!matches(fields, rest)) return undefined;
+  if (words !== undefined && !fieldsHold(parsed, words)) return undefined;
+  return fields;
 }
 
 /** True when a decoded envelope (the core redrive's view of a record) passes `filter`, `find` included. */
@@ -70,25 +82,38 @@ function fieldsHold(parsed: Record<string, unknown> | undefined, words: readonly
   return words.every((word) => haystack.includes(word));
 }
 
+/** What {@link findById} answers: the record, or where its search stopped. */
+export interface FoundById {
+  readonly record: ScannedRecord | undefined;
+  /** Records read by this request. */
+  readonly scanned: number;
+  /** Why it stopped before the end without the record (null: found, or read to the end). */
+  readonly stopped: StopReason;
+  /** Where to carry on (`from`) when it stopped early; null otherwise. */
+  readonly next: number | null;
+}
+
 /**
  * Finds one record by `id`: its `meta.id`, or the 16-hex-digit fingerprint
  * of its bytes (records without a `meta.id`, such as poison records). Reads
- * from the head up to `scanLimit` records; the stored bytes are checked for
- * the id before a record is parsed. Undefined when it is not there.
+ * from `from` on until it finds it, reaches the end, or stops early
+ * (`budget`); the stored bytes are checked for the id before a record is
+ * parsed.
  */
-export async function findById(source: RecordSource, dlq: string, id: string, scanLimit: number): Promise<{ record: ScannedRecord; scanned: number } | { record: undefined; scanned: number }> {
+export async function findById(source: RecordSource, dlq: string, id: string, from: number, budget: ScanBudget): Promise<FoundById> {
   const fingerprint = /^[0-9a-f]{16}$/.test(id);
   // JSON may escape other characters in the stored bytes: only plain ids are looked for in the bytes first.
   const needle = /^[A-Za-z0-9._:-]+$/.test(id) ? Buffer.from(id) : undefined;
   let scanned = 0;
-  for await (const record of source.read(dlq, 0)) {
-    if (scanned >= scanLimit) break;
+  for await (const record of source.read(dlq, from)) {
+    const stopped = budget.stopBefore(scanned);
+    if (stopped !== null) return { record: undefined, scanned, stopped, next: record.index };
     scanned += 1;
-    if (fingerprint && recordHash(record.body) === id) return { record, scanned };
+    if (fingerprint && recordHash(record.body) === id) return { record, scanned, stopped: null, next: null };
     if (needle !== undefined && record.body.indexOf(needle) < 0) continue;
     const parsed = parseRecord(record.body);
     const meta = parsed?.meta !== null && typeof parsed?.meta === 'object' ? (parsed.meta as Record<string, unknown>) : undefined;
-    if (meta?.id === id) return { record, scanned };
+    if (meta?.id === id) return { record, scanned, stopped: null, next: null };
   }
-  return { record: undefined, scanned };
+  return { record: undefined, scanned, stopped: null, next: null };
 }

@@ -17,12 +17,13 @@ import { KeyedLock } from './keyed-lock.js';
 import { locate, type RecordRef } from './locate.js';
 import { HISTORY_KEEP, PAGE_MAX, resolveSettings, SORT_WINDOW, type ConsoleOptions, type ConsoleSettings } from './options.js';
 import { readPage } from './pages.js';
+import { ScanBudget } from './scan-budget.js';
 import { ProgressBoard } from './progress.js';
 import { detail } from './records.js';
 import { findById } from './search.js';
 import { Guard } from './security.js';
 import { CannotReadError, recordSource, type RecordSource } from './source.js';
-import { GROUPS_SHOWN, readStats } from './stats.js';
+import { ExpiredCursorError, GROUPS_SHOWN, StatsScans } from './stats.js';
 import { checkTarget, UnknownTargetError } from './target.js';
 
 /** A running console. */
@@ -55,8 +56,9 @@ export interface RunningConsole {
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const settings = resolveSettings(options);
   const source = recordSource(settings.transport, { allowCountedReads: settings.allowCountedReads });
-  const history = new DepthHistory(settings.dlqs, (dlq) => lock.run(dlq, () => source.depth(dlq)), HISTORY_KEEP);
   const lock = new KeyedLock();
+  // A depth read while a leased scan holds records would miss them: it waits like a read.
+  const history = new DepthHistory(settings.dlqs, (dlq) => (source.mode === 'peek' ? lock.read(dlq, () => source.depth(dlq)) : lock.run(dlq, () => source.depth(dlq))), HISTORY_KEEP);
   const app = consoleApp(settings, source, history, lock);
   const server = createAdaptorServer({ fetch: app.fetch });
   await new Promise<void>((resolve, reject) => {
@@ -98,6 +100,9 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     logger.warn({ dlq, action: found.action, startedAt: found.started_at, sent: found.sent.length, restored: found.restored.length }, 'console: an earlier action on this DLQ was interrupted; finish it from the page (POST /api/recover)');
   }
   const progress = new ProgressBoard();
+  const chartScans = new StatsScans();
+  /** The bounds of one read request. */
+  const budget = () => new ScanBudget(settings.scanBudgetMs, settings.scanLimit);
   // DLQs found on the broker beside the configured ones (GET /api/overview): they can be opened too.
   const discovered = new Set<string>();
   const known = (dlq: string) => settings.dlqs.includes(dlq) || discovered.has(dlq);
@@ -131,7 +136,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
       purge: typeof transport.purge === 'function',
       delete: typeof transport.remove === 'function' || (typeof transport.publishRaw === 'function'),
     },
-    limits: { scan: settings.scanLimit, page: PAGE_MAX, sort_window: SORT_WINDOW },
+    limits: { scan: settings.scanLimit, budget_ms: settings.scanBudgetMs, page: PAGE_MAX, sort_window: SORT_WINDOW },
     interrupted: [...interrupted.values()].map((i) => ({ dlq: i.dlq, action: i.action, started_at: i.started_at, copied: i.sent.length, written_back: i.restored.length })),
   }));
 
@@ -142,7 +147,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
       from: integer(c.req.query('from'), 0, 'from'),
       offset: integer(c.req.query('offset'), 0, 'offset'),
       limit: Math.min(integer(c.req.query('limit'), 1, 'limit', 50), PAGE_MAX),
-    }, { scanLimit: settings.scanLimit, sortWindow: SORT_WINDOW });
+    }, { scanLimit: settings.scanLimit, budgetMs: settings.scanBudgetMs, sortWindow: SORT_WINDOW });
     history.record(dlq, page.depth);
     return c.json({ dlq, ...page });
   }));
@@ -154,8 +159,11 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     return c.json({ dlq, record: detail(found) });
   }));
 
+  // Charts and groups: one step of a chart scan (a new one, or `cursor`'s next step; see StatsScans).
+  const statsStep = (c: Context, dlq: string) => chartScans.step(source, dlq, parseFilter((n) => c.req.query(n)), c.req.query('cursor') || undefined, budget());
+
   app.get('/api/stats', (c) => withDlq(c, async (dlq) => {
-    const stats = await readStats(source, dlq, parseFilter((n) => c.req.query(n)), settings.scanLimit);
+    const stats = await statsStep(c, dlq);
     history.record(dlq, stats.depth);
     return c.json({ dlq, ...stats, history: history.of(dlq) });
   }));
@@ -166,15 +174,19 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
   app.get('/api/find', (c) => withDlq(c, async (dlq) => {
     const id = (c.req.query('id') ?? '').trim();
     if (id === '') throw new BadQueryError('find needs "id": a meta.id or a record\'s 16-hex-digit fingerprint');
-    const found = await findById(source, dlq, id, settings.scanLimit);
-    if (found.record === undefined) return c.json({ error: `no record with meta.id or fingerprint "${id}" among the ${found.scanned} records scanned`, scanned: found.scanned }, 404);
-    return c.json({ dlq, scanned: found.scanned, record: detail(found.record) });
+    const from = integer(c.req.query('from'), 0, 'from');
+    const depth = await source.depth(dlq);
+    const found = await findById(source, dlq, id, from, budget());
+    if (found.record !== undefined) return c.json({ dlq, depth, from, scanned: found.scanned, record: detail(found.record) });
+    // Stopped early: not found yet; `next` carries on (the page does it by itself).
+    if (found.next !== null) return c.json({ dlq, depth, from, scanned: found.scanned, record: null, stopped: found.stopped, next: found.next });
+    return c.json({ error: `no record with meta.id or fingerprint "${id}" among the ${found.scanned} records scanned${from > 0 ? ` from position ${from + 1}` : ''}`, depth, from, scanned: found.scanned }, 404);
   }));
 
   // Failure groups of the records passing the filter, with their aggregates.
   app.get('/api/groups', (c) => withDlq(c, async (dlq) => {
-    const stats = await readStats(source, dlq, parseFilter((n) => c.req.query(n)), settings.scanLimit);
-    return c.json({ dlq, depth: stats.depth, scanned: stats.scanned, complete: stats.complete, matched: stats.matched, groups: stats.groups, group_count: stats.group_count, shown: GROUPS_SHOWN, ungrouped: stats.ungrouped });
+    const stats = await statsStep(c, dlq);
+    return c.json({ dlq, depth: stats.depth, scanned: stats.scanned, complete: stats.complete, stopped: stats.stopped, cursor: stats.cursor, next: stats.next, matched: stats.matched, groups: stats.groups, group_count: stats.group_count, shown: GROUPS_SHOWN, ungrouped: stats.ungrouped });
   }));
 
   // How far the running action on a DLQ got (not under the DLQ's lock: the action holds it).
@@ -249,12 +261,19 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
   });
   return app;
 
-  /** Runs `work` for the request's `dlq` (one of the configured ones) under that DLQ's lock, mapping errors to statuses. */
+  /**
+   * Runs the read `work` for the request's `dlq` (a configured or discovered
+   * one) under that DLQ's lock, mapping errors to statuses. Where reads peek,
+   * reads share the lock (a search step never holds up the next page) and
+   * only wait for actions; a leased read (RabbitMQ, SQS) holds what it reads,
+   * so there each read has the DLQ to itself.
+   */
   async function withDlq(c: Context, work: (dlq: string) => Promise<Response>, locked = true): Promise<Response> {
     const dlq = c.req.query('dlq') ?? '';
     if (!known(dlq)) return c.json({ error: `unknown DLQ "${dlq}"; this console shows ${settings.dlqs.join(', ')}` }, 404);
     try {
-      return await (locked ? lock.run(dlq, () => work(dlq)) : work(dlq));
+      if (!locked) return await work(dlq);
+      return await (source.mode === 'peek' ? lock.read(dlq, () => work(dlq)) : lock.run(dlq, () => work(dlq)));
     } catch (error) {
       return failure(c, error);
     }
@@ -344,6 +363,7 @@ function consoleApp(settings: ConsoleSettings, source: RecordSource, history: De
     const message = redact(error instanceof Error ? error.message : String(error));
     if (error instanceof BadQueryError || error instanceof RangeError || error instanceof UnsupportedActionError) return c.json({ error: message }, 400);
     if (error instanceof CannotReadError) return c.json({ error: message, reads: 'none' }, 409);
+    if (error instanceof ExpiredCursorError) return c.json({ error: message, expired: true }, 410);
     if (error instanceof CountedReadError) return c.json({ error: message, reads: 'refused' }, 409);
     if (error instanceof InterruptedError) return c.json({ error: message, interrupted: true }, 409);
     if (error instanceof UnknownTargetError) return c.json({ error: message, confirm: 'create', target: error.target }, 409);

@@ -486,7 +486,8 @@ describe('console API over the in-memory transport', () => {
     const record = foreignRecord({ urn: 'urn:babel:t:x', queue: 'orders', lang: 'php', dlLang: 'php', error: 'ordinary' });
     for (let i = 0; i < 99_999; i++) transport.broker.push('orders.dlq', { body: record, headers: {}, key: null, redeliveries: 0 });
     await transport.publishRaw('orders.dlq', foreignRecord({ urn: 'urn:babel:t:x', queue: 'orders', lang: 'php', dlLang: 'php', error: 'the needle' }));
-    const { running, client } = await consoleOn(transport, { scanLimit: 100_000 });
+    // A budget no test run reaches: this test reads 100,000 records in one request (scale.test.ts covers answering early).
+    const { running, client } = await consoleOn(transport, { scanLimit: 100_000, scanBudgetMs: 600_000 });
     try {
       await client.open();
       const tail = await client.get('/api/records', { dlq: 'orders.dlq', from: 99_990, limit: 50 });
@@ -494,12 +495,12 @@ describe('console API over the in-memory transport', () => {
       const found = await client.get('/api/records', { dlq: 'orders.dlq', q: 'needle' });
       assert.deepEqual(found.body.records.map((r: any) => r.index), [99_999]);
       assert.deepEqual([found.body.scanned, found.body.complete], [100_000, true]);
-      const limited = await startConsole({ transport, dlqs: ['orders.dlq'], port: 0, scanLimit: 1000, logger: captureLogger() });
+      const limited = await startConsole({ transport, dlqs: ['orders.dlq'], port: 0, scanLimit: 1000, scanBudgetMs: 600_000, logger: captureLogger() });
       try {
         const capped = new ConsoleClient(limited.url);
         await capped.open();
         const partial = await capped.get('/api/records', { dlq: 'orders.dlq', q: 'needle' });
-        assert.deepEqual([partial.body.records.length, partial.body.scanned, partial.body.limited, partial.body.next], [0, 1000, true, 1000]);
+        assert.deepEqual([partial.body.records.length, partial.body.scanned, partial.body.limited, partial.body.stopped, partial.body.next], [0, 1000, true, 'scan-limit', 1000]);
       } finally {
         await limited.close();
       }

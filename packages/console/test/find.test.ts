@@ -13,7 +13,8 @@ import { foreignRecord, poison } from './support/records.js';
 const redis = broker('redis');
 
 async function consoleOn(transport: Transport, dlq: string) {
-  const running = await startConsole({ transport, dlqs: [dlq], port: 0, logger: silentLogger, journalDir: mkdtempSync(join(tmpdir(), 'bq-console-journal-')) });
+  // A budget no test run reaches: these tests read in one request (scale.test.ts covers answering early).
+  const running = await startConsole({ transport, dlqs: [dlq], port: 0, logger: silentLogger, scanBudgetMs: 600_000, journalDir: mkdtempSync(join(tmpdir(), 'bq-console-journal-')) });
   const client = new ConsoleClient(running.url);
   await client.open();
   return { running, client };

@@ -10,7 +10,7 @@ interface Session {
   reads: 'scan' | 'none';
   removes: 'in-place' | 'take-and-restore';
   can: { depth: boolean; remove: boolean; redrive: boolean; bypass: boolean; purge: boolean; delete: boolean };
-  limits: { scan: number; page: number; sort_window: number };
+  limits: { scan: number; budget_ms: number; page: number; sort_window: number };
   interrupted: { dlq: string; action: string; started_at: number; copied: number; written_back: number }[];
 }
 
@@ -29,13 +29,16 @@ interface Detail extends Summary {
   raw: { encoding: 'text' | 'base64'; text: string | null; hex: string | null; bytes: number } | null;
 }
 
+/** Why a read answered before its work was done: its time budget, or the scan limit. */
+type Stopped = 'time-budget' | 'scan-limit' | null;
+
 interface Page {
   records: Summary[]; depth: number | null; from: number; scanned: number; matched: number;
-  complete: boolean; limited: boolean; has_more: boolean; next: number | null; mode: string;
+  complete: boolean; limited: boolean; stopped: Stopped; has_more: boolean; next: number | null; mode: string;
 }
 
 interface Stats {
-  depth: number | null; scanned: number; complete: boolean; matched: number;
+  depth: number | null; scanned: number; complete: boolean; stopped: Stopped; cursor: string | null; matched: number;
   by_reason: Record<string, number>; by_urn: Record<string, number>; history: { t: number; depth: number }[];
   failed_at: { width_ms: number; buckets: { t: number; count: number }[] };
   groups: Group[]; group_count: number; ungrouped: number;
@@ -141,31 +144,90 @@ const sortedView = () => (filterParams().get('sort') ?? 'position') !== 'positio
 
 // ---------- loading ----------
 
+/** Each load of the page or of the charts gets a new number: a search or count carrying on stops once the view changed. */
+let pageRun = 0;
+let statsRun = 0;
+/** The search or count the operator stopped (the button then reads "Keep searching"/"Keep counting"). */
+let pageHeld = false;
+let statsHeld = false;
+let statsCursor: string | null = null;
+
 async function loadPage(): Promise<void> {
+  const run = ++pageRun;
+  pageHeld = false;
   const params = filterParams();
   params.set('dlq', dlq);
   params.set('limit', '50');
   const at = cursors[cursors.length - 1] ?? 0;
   params.set(sortedView() ? 'offset' : 'from', String(at));
   try {
-    page = await api<Page>(`/api/records?${params}`);
+    const first = await api<Page>(`/api/records?${params}`);
+    if (run !== pageRun) return;
+    page = first;
     renderPage();
+    // The first answer is on the page; the rest of a long search comes in the background.
+    void carryOnPage(run).catch((error: Error) => {
+      if (run === pageRun) showNotice(error.message);
+    });
   } catch (error) {
+    if (run !== pageRun) return;
     page = undefined;
     $('rows').replaceChildren();
     $('page-line').textContent = '';
+    $('scan-more').hidden = true;
     showNotice((error as Error).message);
   }
 }
 
+/**
+ * A page in queue order that answered early (its time budget, or the scan
+ * limit) with fewer rows than asked: carry on from where it stopped and add
+ * what the next steps find, until the page is full, the DLQ ends, the view
+ * changes or the operator stops it. A sorted page cannot carry on.
+ */
+async function carryOnPage(run: number): Promise<void> {
+  while (page !== undefined && page.limited && page.next !== null && page.records.length < 50 && !sortedView() && !pageHeld && run === pageRun) {
+    const params = filterParams();
+    params.set('dlq', dlq);
+    params.set('limit', String(50 - page.records.length));
+    params.set('from', String(page.next));
+    const more = await api<Page>(`/api/records?${params}`);
+    if (run !== pageRun) return;
+    page = { ...more, records: [...page.records, ...more.records], from: page.from, scanned: page.scanned + more.scanned, matched: page.matched + more.matched };
+    renderPage();
+  }
+}
+
 async function loadStats(): Promise<void> {
+  const run = ++statsRun;
+  statsHeld = false;
+  statsCursor = null;
   // The charts and the groups follow the filter.
   const params = new URLSearchParams({ dlq, ...filterOnly() });
+  // The first counts are on the page; a big DLQ's further steps come in the background.
+  if (await statsStep(run, params)) void countStats(run, params);
+}
+
+/** The remaining steps of one chart scan. */
+async function countStats(run: number, params: URLSearchParams): Promise<void> {
+  while (await statsStep(run, params));
+}
+
+/** One step of a chart scan: it answers the counts so far and a cursor, and the next step adds to them. True when another step should follow. */
+async function statsStep(run: number, params: URLSearchParams): Promise<boolean> {
   try {
     const stats = await api<Stats>(`/api/stats?${params}`);
+    if (run !== statsRun) return false;
+    statsCursor = stats.cursor;
     renderStats(stats);
+    if (stats.cursor === null || statsHeld) return false;
+    params.set('cursor', stats.cursor);
+    return true;
   } catch (error) {
+    if (run !== statsRun) return false;
+    $('charts-more').hidden = true;
     $('stats-line').textContent = (error as Error).message;
+    return false;
   }
 }
 
@@ -225,18 +287,31 @@ function renderPage(): void {
   });
   $('rows').replaceChildren(...rows);
   $('empty').hidden = rows.length > 0;
+  $('empty').textContent = !page.limited ? 'No records match.' : pageHeld || sortedView() ? 'No match among the records scanned.' : 'No match yet; searching on…';
   const first = page.records[0];
   const shownFrom = sortedView() ? (cursors[cursors.length - 1] ?? 0) + 1 : first ? first.index + 1 : 0;
   const depth = page.depth === null ? 'an unknown number of' : n(page.depth);
-  const scanned = `scanned ${n(page.scanned)} of ${depth} records${page.limited ? ` (stopped at the scan limit of ${n(session.limits.scan)})` : ''}`;
+  const scanned = `scanned ${n(page.scanned)} of ${depth} records${page.from > 0 ? ` from position ${n(page.from + 1)}` : ''}${stoppedNote(page)}`;
   const range = page.records.length === 0 ? 'no rows' : sortedView()
     ? `rows ${n(shownFrom)}–${n(shownFrom + page.records.length - 1)} of ${n(page.matched)} matching`
     : `${n(page.records.length)} row${page.records.length === 1 ? '' : 's'} from position ${n(shownFrom)}`;
   $('page-line').textContent = `${range} · ${scanned}`;
   $<HTMLButtonElement>('prev').disabled = cursors.length <= 1;
   $<HTMLButtonElement>('next').disabled = !page.has_more;
+  // A search that answered early carries on by itself; the operator can stop it and start it again.
+  const more = $<HTMLButtonElement>('scan-more');
+  more.hidden = !(page.limited && page.next !== null && page.records.length < 50 && !sortedView());
+  more.textContent = pageHeld ? 'Keep searching' : 'Stop searching';
   showNotice('');
   renderSelection();
+}
+
+/** What the page line adds when a read answered before its end. */
+function stoppedNote(read: { limited: boolean; stopped: Stopped; records?: unknown[] }): string {
+  if (!read.limited) return '';
+  const why = read.stopped === 'scan-limit' ? `the scan limit of ${n(session.limits.scan)} records per request` : `the time budget of ${n(session.limits.budget_ms)} ms per request`;
+  if (sortedView()) return ` (sorted among these: stopped at ${why}; narrow the filter or sort by position)`;
+  return pageHeld ? ` (stopped: ${why}, then by you)` : ` (answered at ${why}; searching on…)`;
 }
 
 function renderSelection(): void {
@@ -270,7 +345,11 @@ function renderStats(stats: Stats): void {
   tabDepths.set(dlq, stats.depth);
   renderTabs(tabDepths);
   const of = stats.depth === null ? '' : ` of ${n(stats.depth)}`;
-  $('stats-line').textContent = `Charts count ${n(stats.scanned)}${of} records${stats.complete ? '' : ' (the first ones: scan limit)'}; depth sampled while the console runs.`;
+  const progress = stats.complete ? '' : statsHeld ? ' so far (the first ones: counting stopped by you)' : ' so far (the first ones; counting on…)';
+  $('stats-line').textContent = `Charts count ${n(stats.scanned)}${of} records${progress}; depth sampled while the console runs.`;
+  const more = $<HTMLButtonElement>('charts-more');
+  more.hidden = stats.complete;
+  more.textContent = statsHeld ? 'Keep counting' : 'Stop counting';
   lineChart($('chart-depth'), stats.history);
   barChart($('chart-reason'), stats.by_reason, (label) => `reason-${label}`);
   barChart($('chart-urn'), stats.by_urn, () => 'urn');
@@ -566,6 +645,27 @@ async function start(): Promise<void> {
     resetView();
     void refresh();
   }));
+  $('scan-more').addEventListener('click', () => {
+    if (!pageHeld) {
+      pageHeld = true;
+      renderPage();
+      return;
+    }
+    pageHeld = false;
+    renderPage();
+    void carryOnPage(pageRun).catch((error: Error) => showNotice(error.message));
+  });
+  $('charts-more').addEventListener('click', () => {
+    if (!statsHeld) {
+      statsHeld = true;
+      $('charts-more').textContent = 'Keep counting';
+      return;
+    }
+    statsHeld = false;
+    if (statsCursor === null) return void loadStats();
+    $('charts-more').textContent = 'Stop counting';
+    void countStats(statsRun, new URLSearchParams({ dlq, cursor: statsCursor }));
+  });
   $('prev').addEventListener('click', () => {
     cursors.pop();
     void loadPage();
@@ -629,7 +729,18 @@ async function openFromLink(): Promise<void> {
   $('detail-body').replaceChildren(el('p', { class: 'muted' }, 'Looking for it…'));
   panel.hidden = false;
   try {
-    const found = await api<{ record: Detail; scanned: number }>(`/api/find?${new URLSearchParams({ dlq, id })}`);
+    // A deep record in a big DLQ takes several requests: each answers within its time budget and says where to carry on.
+    let from = 0;
+    let scanned = 0;
+    let found: { record: Detail | null; scanned: number; depth: number | null; next?: number } | undefined;
+    for (;;) {
+      found = await api<{ record: Detail | null; scanned: number; depth: number | null; next?: number }>(`/api/find?${new URLSearchParams({ dlq, id, from: String(from) })}`);
+      scanned += found.scanned;
+      if (found.record !== null || found.next === undefined || $('detail').hidden) break;
+      from = found.next;
+      $('detail-body').replaceChildren(el('p', { class: 'muted', testid: 'find-progress' }, `Looking for it… scanned ${n(scanned)}${found.depth === null ? '' : ` of ${n(found.depth)}`} records`));
+    }
+    if (found.record === null) return;
     $('detail-title').textContent = `Record #${found.record.index + 1}${found.record.urn ? ` · ${found.record.urn}` : ''}`;
     $('detail-body').replaceChildren(...detailView(found.record));
   } catch (error) {
@@ -666,7 +777,7 @@ function histogramChart(host: HTMLElement, histogram: Stats['failed_at']): void 
 /** The groups of the records passing the filter: click one to filter by it; redrive or delete it. */
 function renderGroups(stats: Stats): void {
   const shown = stats.groups.slice(0, 25);
-  $('groups-line').textContent = `${n(stats.group_count)} group${stats.group_count === 1 ? '' : 's'} among ${n(stats.matched)} record(s)${stats.complete ? '' : ' (the first ones: scan limit)'}${shown.length < stats.group_count ? `, the ${shown.length} largest shown` : ''}${stats.ungrouped > 0 ? `; ${n(stats.ungrouped)} record(s) past the group limit` : ''}`;
+  $('groups-line').textContent = `${n(stats.group_count)} group${stats.group_count === 1 ? '' : 's'} among ${n(stats.matched)} record(s)${stats.complete ? '' : ' of the records counted so far'}${shown.length < stats.group_count ? `, the ${shown.length} largest shown` : ''}${stats.ungrouped > 0 ? `; ${n(stats.ungrouped)} record(s) past the group limit` : ''}`;
   $('group-rows').replaceChildren(...shown.map((group) => {
     const langs = Object.entries(group.langs).sort((a, b) => b[1] - a[1]).map(([lang, count]) => `${lang} ${n(count)}`).join(', ');
     const buttons = el('td', { class: 'buttons' });

@@ -2,7 +2,7 @@ import type { ScannedRecord, ScanOptions } from '@babelqueue/core';
 import { slotGuard } from './errors.js';
 import type { RedisClient } from './options.js';
 
-/** Values one `LRANGE` window reads: one batch is all a scan holds in memory. */
+/** Values one `LRANGE` window reads: a scan holds at most two windows in memory (one read ahead). */
 export const SCAN_WINDOW = 500;
 
 /** A stored list value read back as the envelope and the headers it carries. */
@@ -10,7 +10,8 @@ export type ReadValue = (value: Buffer) => { body: Buffer; headers: Readonly<Rec
 
 /**
  * Reads the list `key` from `offset` on in `LRANGE` windows, oldest first,
- * leaving every value in place. Values popped from the head meanwhile (a
+ * leaving every value in place; the next window is asked for while the
+ * current one is read (two windows at most in memory). Values popped from the head meanwhile (a
  * running consumer) shift the windows: a scan is a read of a moving list, not
  * a snapshot.
  */
@@ -22,14 +23,23 @@ export async function* scanList(
   read: ReadValue,
 ): AsyncGenerator<ScannedRecord> {
   let index = options.offset ?? 0;
-  for (;;) {
-    if (options.signal?.aborted) return;
-    const window = await slotGuard(queue, client.lrangeBuffer(key, index, index + SCAN_WINDOW - 1));
-    for (const value of window) {
+  const windowAt = (start: number) => slotGuard(queue, client.lrangeBuffer(key, start, start + SCAN_WINDOW - 1));
+  let pending = windowAt(index);
+  try {
+    for (;;) {
       if (options.signal?.aborted) return;
-      yield { ...read(value), index: index++ };
+      const window = await pending;
+      // The next window is read while this one is handed out: the reader's work and the round trip overlap.
+      if (window.length === SCAN_WINDOW) pending = windowAt(index + SCAN_WINDOW);
+      for (const value of window) {
+        if (options.signal?.aborted) return;
+        yield { ...read(value), index: index++ };
+      }
+      if (window.length < SCAN_WINDOW) return;
     }
-    if (window.length < SCAN_WINDOW) return;
+  } finally {
+    // A scan left early leaves at most one window in flight: its answer (or error) is dropped.
+    pending.catch(() => undefined);
   }
 }
 

@@ -21,6 +21,7 @@ const OPTIONS = {
   token: { type: 'string' },
   'basic-auth': { type: 'string' },
   'scan-limit': { type: 'string' },
+  'scan-budget-ms': { type: 'string' },
   'allow-counted-reads': { type: 'boolean' },
   'audit-log': { type: 'string' },
 } as const;
@@ -49,6 +50,7 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
     throw new UsageError(`--host ${host} is reachable beyond this machine: add --token (at least 16 characters) or --basic-auth user:password`, 'console');
   }
   const scanLimit = cli.integer('scan-limit', 1);
+  const scanBudgetMs = cli.integer('scan-budget-ms', 1);
   const auditLog = cli.string('audit-log');
   if (auditLog !== undefined && auditLog.trim() === '') throw new UsageError('--audit-log takes a file path', 'console');
   const module = await load();
@@ -64,6 +66,7 @@ export async function consoleCommand(args: readonly string[], io: CliIo): Promis
       ...(token !== undefined ? { token } : {}),
       ...(basic !== undefined ? { basicAuth: { username: basic.slice(0, colon), password: basic.slice(colon + 1) } } : {}),
       ...(scanLimit !== undefined ? { scanLimit } : {}),
+      ...(scanBudgetMs !== undefined ? { scanBudgetMs } : {}),
       ...(auditLog !== undefined ? { auditLog } : {}),
     }).catch((error: unknown) => {
       const code = (error as { code?: string }).code;
