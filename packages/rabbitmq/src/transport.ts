@@ -4,7 +4,6 @@ import {
   maskUrl,
   type ConnectOptions,
   type ConsumeOptions,
-  type HeaderValue,
   type OutgoingMessage,
   type PublishOutcome,
   type ScannedRecord,
@@ -18,7 +17,7 @@ import {
   type BindingRules,
   type Delivery,
 } from '@babelqueue/core/binding';
-import type { Channel, GetMessage } from 'amqplib';
+import type { Channel } from 'amqplib';
 import { ConnectionManager } from './connection.js';
 import { Consumer } from './consume-loop.js';
 import { BROKER, TransportClosedError } from './errors.js';
@@ -28,6 +27,7 @@ import { Publisher, type PublishRequest } from './publisher.js';
 import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';
 import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
+import { browseQueue, scanQueue } from './scan.js';
 import { assertAmqpUrl } from './url.js';
 
 /**
@@ -149,15 +149,7 @@ export class RabbitMqTransport implements Transport {
    */
   async browse(queue: string, max: number, options: BrowseOptions = {}): Promise<Buffer[]> {
     if (options.allowCountedReads !== true) await refuseCountedRead(await this.connection.open(this.options.publishWhileDisconnected === 'wait'), queue, 'browse');
-    return this.withChannel(async (channel) => {
-      const bodies: Buffer[] = [];
-      while (bodies.length < max) {
-        const message: GetMessage | false = await channel.get(queue, { noAck: false });
-        if (message === false) break;
-        bodies.push(message.content);
-      }
-      return bodies;
-    }, []);
+    return this.withChannel((channel) => browseQueue(channel, queue, max), []);
   }
 
   /**
@@ -180,25 +172,7 @@ export class RabbitMqTransport implements Transport {
     const offset = options.offset ?? 0;
     const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     if (options.allowCountedReads !== true) await refuseCountedRead(model, queue, 'scan');
-    const channel = await model.createChannel();
-    channel.on('error', () => undefined);
-    try {
-      for (let index = 0; index < this.options.scanWindow; index++) {
-        if (options.signal?.aborted) return;
-        let message: GetMessage | false;
-        try {
-          message = await channel.get(queue, { noAck: false });
-        } catch (error) {
-          if ((error as { code?: number }).code === 404) return;
-          throw error;
-        }
-        if (message === false) return;
-        if (index >= offset) yield { body: message.content, headers: nativeMetadata(message), index };
-      }
-    } finally {
-      // Closing the channel releases every message it holds, in place.
-      await channel.close().catch(() => undefined);
-    }
+    yield* scanQueue(model, queue, { offset, window: this.options.scanWindow, signal: options.signal });
   }
 
   /** The ready messages of `queue` (`queue.declare` passive); messages held unacknowledged are not counted. An absent queue is 0. */
@@ -268,26 +242,4 @@ export class RabbitMqTransport implements Transport {
       await channel.close().catch(() => undefined);
     }
   }
-}
-
-/** The AMQP headers table and the set basic properties (`amqp.message_id`, …) as plain values. */
-function nativeMetadata(message: GetMessage): Record<string, HeaderValue> {
-  const out: Record<string, HeaderValue> = {};
-  const { headers, ...properties } = message.properties as unknown as { headers?: Record<string, unknown> } & Record<string, unknown>;
-  for (const [name, value] of Object.entries(properties)) {
-    if (value !== undefined && value !== null) out[`amqp.${snake(name)}`] = plain(value);
-  }
-  for (const [name, value] of Object.entries(headers ?? {})) out[name] = plain(value);
-  return out;
-}
-
-function plain(value: unknown): HeaderValue {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  if (typeof value === 'bigint') return value.toString();
-  return JSON.stringify(value) ?? String(value);
-}
-
-function snake(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
