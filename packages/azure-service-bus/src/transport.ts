@@ -14,7 +14,6 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import {
-  failedOutcomes,
   connectWithin,
   type BindingRules,
   type Delivery,
@@ -26,7 +25,7 @@ import { AsbDelivery } from './delivery.js';
 import { BROKER, isUnreachable, TransportClosedError } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
 import { countByPeeking, peekQueue, sessionIdsOf } from './scan.js';
-import { toServiceBusMessage, type Placement } from './projection.js';
+import { Publisher } from './publisher.js';
 import { sessionLoop } from './session-loop.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
@@ -87,6 +86,7 @@ export class AzureServiceBusTransport implements Transport {
   readonly target: string;
   private readonly options: ResolvedOptions;
   private readonly connection: Connection;
+  private readonly publisher: Publisher;
   private readonly stop = new AbortController();
   private readonly running = new Set<Promise<void>>();
   private connecting: Promise<void> | undefined;
@@ -104,6 +104,7 @@ export class AzureServiceBusTransport implements Transport {
     const source = options.connectionString ?? options.url;
     const address: AsbAddress | undefined = source === undefined ? undefined : parseAddress(source);
     this.connection = new Connection(address, options);
+    this.publisher = new Publisher(this.connection, this.options);
     this.target = address !== undefined
       ? describeAddress(address)
       : options.fullyQualifiedNamespace !== undefined
@@ -157,7 +158,7 @@ export class AzureServiceBusTransport implements Transport {
 
   async publish(message: OutgoingMessage): Promise<void> {
     this.assertOpen();
-    await this.send(message.queue, this.outgoing(message));
+    await this.publisher.send(message.queue, this.publisher.outgoing(message));
   }
 
   /**
@@ -169,58 +170,12 @@ export class AzureServiceBusTransport implements Transport {
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    const outcomes: PublishOutcome[] = new Array(messages.length);
-    const byQueue = new Map<string, number[]>();
-    messages.forEach((message, index) => {
-      const indexes = byQueue.get(message.queue);
-      if (indexes === undefined) byQueue.set(message.queue, [index]);
-      else indexes.push(index);
-    });
-    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
-      const settle = (batch: readonly number[], error?: unknown) => {
-        const group = batch.map((i) => messages[i]!);
-        const results = error === undefined ? group.map((m): PublishOutcome => ({ ok: true, messageId: m.projection.messageId })) : failedOutcomes(group, error);
-        batch.forEach((index, k) => {
-          outcomes[index] = results[k]!;
-        });
-      };
-      try {
-        const sender = await this.connection.sender(queue);
-        let batch = await sender.createMessageBatch();
-        let carried: number[] = [];
-        const flush = async () => {
-          const sent = carried;
-          carried = [];
-          await sender.sendMessages(batch).then(() => settle(sent), (error: unknown) => settle(sent, error));
-        };
-        for (const index of indexes) {
-          const message = messages[index]!;
-          const outgoing = this.outgoing(message);
-          if (batch.tryAddMessage(outgoing)) {
-            carried.push(index);
-            continue;
-          }
-          if (carried.length > 0) {
-            await flush();
-            batch = await sender.createMessageBatch();
-            if (batch.tryAddMessage(outgoing)) {
-              carried.push(index);
-              continue;
-            }
-          }
-          settle([index], new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`));
-        }
-        if (carried.length > 0) await flush();
-      } catch (error) {
-        settle(indexes.filter((index) => outcomes[index] === undefined), error);
-      }
-    }));
-    return outcomes;
+    return this.publisher.sendMany(messages);
   }
 
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
     this.assertOpen();
-    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.placement(queue, body, undefined) }));
+    await this.publisher.send(queue, this.publisher.raw(queue, body, headers));
   }
 
   /** Up to `max` bodies from the head of `queue` without locking them: the first records of {@link scan}. */
@@ -300,7 +255,7 @@ export class AzureServiceBusTransport implements Transport {
 
   private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     const client = await this.connection.get();
-    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
+    const send = (target: string, message: ServiceBusMessage) => this.publisher.send(target, message);
     const { logger, receiveWaitMs, maxLockRenewalMs } = this.options;
     const sessionIdFor = (target: string, body: Buffer, projection: EnvelopeProjection | undefined) => this.options.sessionId({ queue: target, body, projection });
     const { partitionKey } = this.options;
@@ -330,23 +285,6 @@ export class AzureServiceBusTransport implements Transport {
       logger,
       receiveWaitMs,
     }, onDelivery, options);
-  }
-
-  /** The session (option `sessionId`, a string or a function of the message) and partition key of a message sent to `queue`. */
-  private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
-    return { sessionId: this.options.sessionId({ queue, body, projection }), partitionKey: this.options.partitionKey };
-  }
-
-  private outgoing(message: OutgoingMessage): ServiceBusMessage {
-    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.placement(message.queue, message.body, message.projection) };
-    if (message.headers !== undefined) out.riders = message.headers;
-    if (message.delayMs !== undefined) out.delayMs = message.delayMs;
-    return toServiceBusMessage(message.body, message.projection, out);
-  }
-
-  private async send(queue: string, message: ServiceBusMessage): Promise<void> {
-    const sender = await this.connection.sender(queue);
-    await sender.sendMessages(message);
   }
 
   private assertOpen(): void {
