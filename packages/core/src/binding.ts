@@ -60,7 +60,7 @@ export { pause } from './transport/pause.js';
 export { ReservationKeeper } from './transport/reservation-keeper.js';
 export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
 
-// --- the brokers' variants of the spec: projections, reconciliation, version gate, DLQ names ---
+// --- the brokers' variants of the spec: projections, reconciliation, version gate, SQS's DLQ names ---
 export { envelopeProjection } from './projection/source.js';
 export { NO_PROJECTION, recordProjection } from './projection/record.js';
 export type { ProjectionSource, Riders } from './projection/source.js';
@@ -87,7 +87,7 @@ export {
   reconcileAttempts,
 } from './retry/reconcile.js';
 export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
-export { dlqName, sqsDlqName, DLQ_SUFFIX, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';
-export type { DlqNameOptions } from './dead-letter/naming.js';
+// The spec's `<queue>.dlq` (`dlqName`, `DLQ_SUFFIX`) is the root entry's: applications name DLQs too.
+export { sqsDlqName, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';
 export { decide } from './settlement/policy.js';
 export type { PolicyInput } from './settlement/policy.js';
