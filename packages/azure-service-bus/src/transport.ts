@@ -15,6 +15,7 @@ import {
 } from '@babelqueue/core';
 import {
   connectWithin,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
   type EnvelopeProjection,
@@ -22,7 +23,7 @@ import {
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
-import { BROKER, isUnreachable, TransportClosedError } from './errors.js';
+import { BROKER, isUnreachable } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
 import { countByPeeking, peekQueue, sessionIdsOf } from './scan.js';
 import { Publisher } from './publisher.js';
@@ -87,13 +88,11 @@ export class AzureServiceBusTransport implements Transport {
   private readonly options: ResolvedOptions;
   private readonly connection: Connection;
   private readonly publisher: Publisher;
-  private readonly stop = new AbortController();
-  private readonly running = new Set<Promise<void>>();
+  private readonly lifecycle = new TransportLifecycle(BROKER);
   private connecting: Promise<void> | undefined;
   private opened = false;
   /** The last receive of a consume loop reached the namespace. */
   private reachable = true;
-  private closing: Promise<void> | undefined;
 
   constructor(options: AzureServiceBusTransportOptions) {
     const ways = [options.connectionString, options.url, options.fullyQualifiedNamespace, options.client].filter((v) => v !== undefined);
@@ -120,7 +119,7 @@ export class AzureServiceBusTransport implements Transport {
    * again until the deadline, which then names the last error.
    */
   connect(options: ConnectOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     this.connecting ??= connectWithin(this.target, options, async ({ signal, note }) => {
       const client = await this.connection.get();
       for (let attempt = 1; ; attempt++) {
@@ -148,7 +147,7 @@ export class AzureServiceBusTransport implements Transport {
    * are not tracked.
    */
   get connected(): boolean {
-    return this.opened && this.closing === undefined && this.reachable;
+    return this.opened && !this.lifecycle.closed && this.reachable;
   }
 
   /** The queues' LockDuration (option `lockDurationMs`); the SDK renews it while a handler runs. */
@@ -157,7 +156,7 @@ export class AzureServiceBusTransport implements Transport {
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.publisher.send(message.queue, this.publisher.outgoing(message));
   }
 
@@ -169,12 +168,12 @@ export class AzureServiceBusTransport implements Transport {
    * fails the messages it carried.
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return this.publisher.sendMany(messages);
   }
 
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.publisher.send(queue, this.publisher.raw(queue, body, headers));
   }
 
@@ -195,7 +194,7 @@ export class AzureServiceBusTransport implements Transport {
    * (see {@link peekQueue}). Headers are the application properties.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     yield* peekQueue(await this.connection.get(), queue, options);
   }
 
@@ -205,7 +204,7 @@ export class AzureServiceBusTransport implements Transport {
    * its HTTP endpoint; a peek needs only Listen).
    */
   async depth(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return countByPeeking(await this.connection.get(), queue);
   }
 
@@ -215,7 +214,7 @@ export class AzureServiceBusTransport implements Transport {
    * by peeking, and one a consumer holds is left to it.
    */
   async purge(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const client = await this.connection.get();
     // A fresh object per receiver: the SDK deletes `receiveMode` from the options it is given.
     const options = () => ({ receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true }) as const;
@@ -236,21 +235,14 @@ export class AzureServiceBusTransport implements Transport {
 
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     // Async, so a closed transport rejects the call rather than throwing from it.
-    this.assertOpen();
-    const signal = AbortSignal.any([options.signal, this.stop.signal]);
-    const run = this.run(queue, onDelivery, { ...options, signal });
-    this.running.add(run);
-    return run.finally(() => this.running.delete(run));
+    this.lifecycle.assertOpen();
+    const signal = AbortSignal.any([options.signal, this.lifecycle.signal]);
+    return this.lifecycle.track(this.run(queue, onDelivery, { ...options, signal }));
   }
 
   /** Stops running consume loops (in-flight deliveries settle first), then closes the SDK's client. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.stop.abort();
-      await Promise.allSettled(this.running);
-      await this.connection.close();
-    })();
-    return this.closing;
+    return this.lifecycle.close(() => this.connection.close());
   }
 
   private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
@@ -285,9 +277,5 @@ export class AzureServiceBusTransport implements Transport {
       logger,
       receiveWaitMs,
     }, onDelivery, options);
-  }
-
-  private assertOpen(): void {
-    if (this.closing !== undefined) throw new TransportClosedError(BROKER);
   }
 }

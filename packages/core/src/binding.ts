@@ -3,7 +3,7 @@
  * does not. The Transport contract, the settlement inputs (`BindingRules`,
  * capabilities), the native projections and attempts reconciliation of every
  * broker the spec names, and the mechanics every binding would otherwise write
- * again: settle-once guards, holds before a requeue, reconnect back-off,
+ * again: the transport shell (assert open, track runs, close once), settle-once guards, holds before a requeue, a reconnecting connection, reconnect back-off,
  * connecting under a deadline, reservation renewal, the pull loop,
  * publish-outcome helpers, secret redaction, the transport registry, and the
  * error family. Application code imports from `@babelqueue/core`.
@@ -48,6 +48,9 @@ export { DeadLetterWriteError } from './transport/transport.js';
 export { alreadySettled, SettleOnce } from './binding/settle-once.js';
 export { Holds } from './binding/holds.js';
 export { DrainLimits } from './binding/drain-limits.js';
+export { TransportLifecycle } from './binding/lifecycle.js';
+export { ReconnectingConnection } from './binding/reconnecting-connection.js';
+export type { ReconnectingConnectionSettings } from './binding/reconnecting-connection.js';
 export { maskUserInfo, redactCredentials, redactSecrets, urlSecret } from './binding/redact.js';
 export { failedOutcomes, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
 export { pullLoop } from './transport/pull-loop.js';

@@ -14,13 +14,14 @@ import {
 import {
   outcomesOf,
   connectWithin,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
 } from '@babelqueue/core/binding';
 import type { Channel } from 'amqplib';
 import { ConnectionManager } from './connection.js';
 import { Consumer } from './consume-loop.js';
-import { BROKER, TransportClosedError } from './errors.js';
+import { BROKER } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './projection.js';
 import { Publisher, type PublishRequest } from './publisher.js';
@@ -52,9 +53,7 @@ export class RabbitMqTransport implements Transport {
   private readonly connection: ConnectionManager;
   private readonly queues: QueueDeclarer;
   private readonly publisher: Publisher;
-  private readonly stop = new AbortController();
-  private readonly running = new Set<Promise<void>>();
-  private closing: Promise<void> | undefined;
+  private readonly lifecycle = new TransportLifecycle(BROKER);
 
   constructor(options: RabbitMqTransportOptions) {
     assertAmqpUrl(options.url);
@@ -72,7 +71,7 @@ export class RabbitMqTransport implements Transport {
    * out, naming the last error. Reconnection after that stays automatic.
    */
   async connect(options: ConnectOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     if (this.connection.current() !== undefined) return;
     await connectWithin(this.target, options, async ({ note }) => {
       const unsubscribe = this.connection.onFailure(note);
@@ -93,7 +92,7 @@ export class RabbitMqTransport implements Transport {
   publish(message: OutgoingMessage): Promise<void> {
     // Not async: the send's own promise goes back (no wrapper per message); a throw still arrives as a rejection.
     try {
-      this.assertOpen();
+      this.lifecycle.assertOpen();
       return this.publisher.send(this.request(message));
     } catch (error) {
       return Promise.reject(error);
@@ -107,7 +106,7 @@ export class RabbitMqTransport implements Transport {
    * confirm, nack, return or channel loss.
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return outcomesOf(messages, await this.publisher.sendMany(messages.map((m) => this.request(m))));
   }
 
@@ -124,7 +123,7 @@ export class RabbitMqTransport implements Transport {
 
   /** Writes `body` as is to `queue` (a DLQ record, a redrive), persistent and confirmed; `headers` ride the AMQP headers. */
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.publisher.send({
       spec: { kind: 'work', name: queue },
       body,
@@ -168,7 +167,7 @@ export class RabbitMqTransport implements Transport {
    * properties as `amqp.<name>`. An absent queue reads as empty.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const offset = options.offset ?? 0;
     const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     if (options.allowCountedReads !== true) await refuseCountedRead(model, queue, 'scan');
@@ -187,7 +186,7 @@ export class RabbitMqTransport implements Transport {
 
   /** An AMQP connection is open now: false before `connect`, while it reconnects, and from `close()` on. */
   get connected(): boolean {
-    return this.closing === undefined && this.connection.current() !== undefined;
+    return !this.lifecycle.closed && this.connection.current() !== undefined;
   }
 
   /** Removes every ready message of `queue`; resolves with how many. An absent queue purges 0. */
@@ -197,39 +196,24 @@ export class RabbitMqTransport implements Transport {
 
   /** Consumes `queue` until the signal aborts or a drain limit is reached; see {@link RabbitMqTransportOptions.mode}. */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const consumer = new Consumer(
       { connection: this.connection, queues: this.queues, publisher: this.publisher, logger: this.options.logger, options: this.options },
       queue,
       onDelivery,
       options,
     );
-    const run = consumer.run(this.stop.signal);
-    this.running.add(run);
-    try {
-      await run;
-    } finally {
-      this.running.delete(run);
-    }
+    await this.lifecycle.track(consumer.run(this.lifecycle.signal));
   }
 
   /** Stops the consume loops (in-flight deliveries settle first), then closes the connection. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.stop.abort();
-      await Promise.allSettled(this.running);
-      await this.connection.close();
-    })();
-    return this.closing;
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError(BROKER);
+    return this.lifecycle.close(() => this.connection.close());
   }
 
   /** Runs `use` on a short-lived channel; a 404 (no such queue) yields `absent`. */
   private async withChannel<T>(use: (channel: Channel) => Promise<T>, absent: T): Promise<T> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
