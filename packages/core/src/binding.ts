@@ -3,10 +3,12 @@
  * does not. The Transport contract, the settlement inputs (`BindingRules`,
  * capabilities), the native projections and attempts reconciliation of every
  * broker the spec names, and the mechanics every binding would otherwise write
- * again: the transport shell (assert open, track runs, close once), settle-once guards, holds before a requeue, a reconnecting connection, reconnect back-off,
- * connecting under a deadline, reservation renewal, the pull loop,
- * publish-outcome helpers, secret redaction, the transport registry, and the
- * error family. Application code imports from `@babelqueue/core`.
+ * again: the transport shell (assert open, track runs, close once), a
+ * reconnecting connection, a push loop's stop and hand-over, settle-once
+ * guards, holds before a requeue, reconnect back-off, connecting under a
+ * deadline, reservation renewal, the pull loop, publish-outcome helpers,
+ * secret redaction, the transport registry, and the error family. Application
+ * code imports from `@babelqueue/core`.
  */
 
 // --- the contract ---
@@ -48,6 +50,9 @@ export { DeadLetterWriteError } from './transport/transport.js';
 export { alreadySettled, SettleOnce } from './binding/settle-once.js';
 export { Holds } from './binding/holds.js';
 export { DrainLimits } from './binding/drain-limits.js';
+export { LoopStop } from './binding/loop-stop.js';
+export { HandOver } from './binding/hand-over.js';
+export type { AbandonableDelivery, HandOverOptions } from './binding/hand-over.js';
 export { TransportLifecycle } from './binding/lifecycle.js';
 export { ReconnectingConnection } from './binding/reconnecting-connection.js';
 export type { ReconnectingConnectionSettings } from './binding/reconnecting-connection.js';

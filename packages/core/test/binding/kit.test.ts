@@ -14,6 +14,9 @@ import {
   TransportClosedError,
   TransportLifecycle,
   ReconnectingConnection,
+  LoopStop,
+  HandOver,
+  type AbandonableDelivery,
 } from '@babelqueue/core/binding';
 import { until } from '../../../../test/support/until.js';
 
@@ -150,5 +153,54 @@ describe('@babelqueue/core/binding: the mechanics every binding shares', () => {
     refused.answers.push(new Error('ACCESS_REFUSED'));
     await assert.rejects(refused.open(true), /Test at test:\/\/user:\*\*\*@host is unavailable: ACCESS_REFUSED/);
     assert.equal(refused.terminal(), true, 'a refused login before the first connection is final');
+  });
+
+  it('LoopStop: one stop, from a followed signal or a request, seen as flag, promise and signal', async () => {
+    const caller = new AbortController();
+    const stop = new LoopStop();
+    const unfollow = stop.follow(caller.signal, new AbortController().signal);
+    assert.equal(stop.stopping, false);
+    caller.abort();
+    assert.equal(stop.stopping, true);
+    assert.equal(stop.signal.aborted, true);
+    assert.equal(await stop.stopped, 'stop');
+    stop.request();
+    unfollow();
+    const early = new LoopStop();
+    early.follow(AbortSignal.abort());
+    assert.equal(early.stopping, true, 'an aborted signal stops it at once');
+  });
+
+  it('HandOver: counts in flight, logs a throw and an unsettled delivery (never the body), stops at maxMessages once all settled', async () => {
+    const lines: string[] = [];
+    const logger = { ...silentLogger, error: (_fields: unknown, message: string) => lines.push(message) } as typeof silentLogger;
+    const drain = new DrainLimits({ maxMessages: 2 });
+    const stop = new LoopStop();
+    let freed = 0;
+    const finishers: (() => void)[] = [];
+    const handOver = new HandOver<AbandonableDelivery>({
+      queue: 'orders',
+      logger,
+      drain,
+      stop,
+      abandoned: 'requeueing it',
+      freed: () => (freed += 1),
+      onDelivery: (delivery) => new Promise<void>((resolve, reject) => finishers.push(() => (delivery.queue === 'throws' ? reject(new Error('boom')) : resolve()))),
+    });
+    const delivery = (queue: string, unsettled: boolean) => ({ queue, abandon: () => unsettled }) as unknown as AbandonableDelivery;
+    drain.taken += 2;
+    const first = handOver.hand(delivery('throws', false));
+    const second = handOver.hand(delivery('orders', true));
+    assert.equal(handOver.size, 2);
+    finishers[0]!();
+    await first;
+    assert.equal(stop.stopping, false, 'one still in flight');
+    finishers[1]!();
+    await second;
+    await handOver.settled();
+    assert.equal(handOver.size, 0);
+    assert.equal(freed, 2);
+    assert.deepEqual(lines, ['delivery handler threw', 'delivery was not settled; requeueing it']);
+    assert.equal(stop.stopping, true, 'maxMessages taken and all settled: the loop stops');
   });
 });
