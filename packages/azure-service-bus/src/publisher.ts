@@ -1,6 +1,6 @@
 import type { ServiceBusMessage } from '@azure/service-bus';
 import type { OutgoingMessage, PublishOutcome } from '@babelqueue/core';
-import { failedOutcomes, type EnvelopeProjection } from '@babelqueue/core/binding';
+import { failedOutcomes, indexesByQueue, type EnvelopeProjection } from '@babelqueue/core/binding';
 import type { Connection } from './connection.js';
 import type { ResolvedOptions } from './options.js';
 import { toServiceBusMessage, type Placement } from './projection.js';
@@ -41,13 +41,7 @@ export class Publisher {
    */
   async sendMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     const outcomes: PublishOutcome[] = new Array(messages.length);
-    const byQueue = new Map<string, number[]>();
-    messages.forEach((message, index) => {
-      const indexes = byQueue.get(message.queue);
-      if (indexes === undefined) byQueue.set(message.queue, [index]);
-      else indexes.push(index);
-    });
-    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
+    await Promise.all([...indexesByQueue(messages)].map(async ([queue, indexes]) => {
       const settle = (batch: readonly number[], error?: unknown) => {
         const group = batch.map((i) => messages[i]!);
         const results = error === undefined ? group.map((m): PublishOutcome => ({ ok: true, messageId: m.projection.messageId })) : failedOutcomes(group, error);

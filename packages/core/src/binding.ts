@@ -57,7 +57,7 @@ export { TransportLifecycle } from './binding/lifecycle.js';
 export { ReconnectingConnection } from './binding/reconnecting-connection.js';
 export type { ReconnectingConnectionSettings } from './binding/reconnecting-connection.js';
 export { maskUserInfo, redactCredentials, redactSecrets, urlSecret } from './binding/redact.js';
-export { failedOutcomes, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
+export { failedOutcomes, indexesByQueue, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
 export { pullLoop } from './transport/pull-loop.js';
 export type { Fetch } from './transport/pull-loop.js';
 export { connectWithin } from './transport/connect-within.js';

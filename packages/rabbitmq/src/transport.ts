@@ -13,7 +13,6 @@ import {
 } from '@babelqueue/core';
 import {
   outcomesOf,
-  connectWithin,
   TransportLifecycle,
   type BindingRules,
   type Delivery,
@@ -72,15 +71,7 @@ export class RabbitMqTransport implements Transport {
    */
   async connect(options: ConnectOptions): Promise<void> {
     this.lifecycle.assertOpen();
-    if (this.connection.current() !== undefined) return;
-    await connectWithin(this.target, options, async ({ note }) => {
-      const unsubscribe = this.connection.onFailure(note);
-      try {
-        await this.connection.open(true);
-      } finally {
-        unsubscribe();
-      }
-    });
+    await this.connection.connect(this.target, options);
   }
 
   /**

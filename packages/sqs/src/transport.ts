@@ -13,6 +13,7 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import {
+  indexesByQueue,
   projectSqs,
   TransportLifecycle,
   type BindingRules,
@@ -123,13 +124,7 @@ export class SqsTransport implements Transport {
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.lifecycle.assertOpen();
     const results: PublishOutcome[] = new Array(messages.length);
-    const byQueue = new Map<string, number[]>();
-    messages.forEach((message, index) => {
-      const indexes = byQueue.get(message.queue);
-      if (indexes === undefined) byQueue.set(message.queue, [index]);
-      else indexes.push(index);
-    });
-    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
+    await Promise.all([...indexesByQueue(messages)].map(async ([queue, indexes]) => {
       const outcomes = await this.sender.sendMany(queue, indexes.map((i) => outgoingOf(messages[i]!)));
       outcomes.forEach((outcome, k) => {
         const index = indexes[k]!;

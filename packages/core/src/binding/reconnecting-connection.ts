@@ -1,4 +1,6 @@
 import type { Logger } from '../runtime/logger.js';
+import { connectWithin } from '../transport/connect-within.js';
+import type { ConnectOptions } from '../transport/transport.js';
 import { BrokerUnavailableError, TransportClosedError } from '../transport/errors.js';
 import { reconnectDelayMs, type ResolvedReconnectBackoff } from '../transport/reconnect-backoff.js';
 import { maskUrl } from '../transport/registry.js';
@@ -106,6 +108,24 @@ export abstract class ReconnectingConnection<C> {
       }
     }
     throw this.unavailable(this.lastError);
+  }
+
+  /**
+   * `Transport.connect`: waits for the connection under `options.timeoutMs`.
+   * A final refusal (a refused login, an unverifiable certificate) fails at
+   * once; an unreachable broker fails when the time runs out, naming the last
+   * error and `target`. Reconnection after that stays automatic.
+   */
+  async connect(target: string, options: ConnectOptions): Promise<void> {
+    if (this.connection !== undefined) return;
+    await connectWithin(target, options, async ({ note }) => {
+      const unsubscribe = this.onFailure(note);
+      try {
+        await this.open(true);
+      } finally {
+        unsubscribe();
+      }
+    });
   }
 
   /** Closes the connection and stops reconnecting. Idempotent. */
