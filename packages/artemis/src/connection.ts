@@ -1,63 +1,31 @@
 import rhea, { type Connection, type ConnectionOptions, type Container, type EventContext } from 'rhea';
-import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
-import { redactCredentials } from '@babelqueue/core/binding';
+import type { Logger } from '@babelqueue/core';
+import { ReconnectingConnection } from '@babelqueue/core/binding';
 import { separateOutcomes } from './dispositions.js';
-import { BROKER, BrokerUnavailableError, TransportClosedError } from './errors.js';
+import { BROKER, BrokerUnavailableError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
-type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
-
-interface Waiter {
-  resolve(connection: Connection): void;
-  reject(error: Error): void;
-}
-
 /**
- * One AMQP 1.0 connection that comes back by itself. rhea's own reconnect is
- * off: after a loss this manager opens a fresh connection (exponential
- * backoff, forever), so the deliveries and links of the lost one can never be
- * confused with the new one's — a settlement of an old delivery is dropped, not
- * sent with a delivery id the new session reuses. Only a configuration failure
- * before the first successful connection (refused credentials, a certificate
- * that does not verify) is final. Links are the callers' business: they ask for
- * the current connection, attach to it, and watch {@link lost}.
+ * One AMQP 1.0 connection that comes back by itself (core's
+ * `ReconnectingConnection`). rhea's own reconnect is off: after a loss this
+ * manager opens a fresh connection (exponential backoff, forever), so the
+ * deliveries and links of the lost one can never be confused with the new
+ * one's — a settlement of an old delivery is dropped, not sent with a delivery
+ * id the new session reuses. Only a configuration failure before the first
+ * successful connection (refused credentials, a certificate that does not
+ * verify) is final. Links are the callers' business: they ask for the current
+ * connection, attach to it, and watch {@link lost}.
  */
-export class ConnectionManager {
-  private state: State = 'idle';
-  private connection: Connection | undefined;
-  private attempt: Promise<Connection> | undefined;
-  private lastError: Error | undefined;
-  private failures = 0;
-  private everConnected = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly waiters: Waiter[] = [];
-  private readonly failureListeners = new Set<(error: Error) => void>();
+export class ConnectionManager extends ReconnectingConnection<Connection> {
   private readonly losses = new WeakMap<Connection, { promise: Promise<void>; resolve: () => void }>();
   private readonly container: Container;
-  private readonly masked: string;
 
-  constructor(private readonly options: ResolvedOptions, private readonly logger: Logger) {
-    this.masked = maskUrl(options.url);
+  constructor(private readonly options: ResolvedOptions, logger: Logger) {
+    super({ broker: BROKER, label: 'Artemis', url: options.url, reconnect: options.reconnect, logger, keepCause: true });
     this.container = rhea.create_container({ id: options.containerId });
     // A protocol error nobody else handled must be logged, never thrown from an event.
     this.container.on('error', (error: unknown) =>
-      this.logger.warn({ broker: this.masked, error: this.text(error) }, 'Artemis protocol error'));
-  }
-
-  /** True once the transport closed or the first login was refused: nothing will reconnect. */
-  terminal(): boolean {
-    return this.state === 'closed' || this.state === 'failed';
-  }
-
-  /** Calls `listener` with every failed connection attempt until the returned function is called. */
-  onFailure(listener: (error: Error) => void): () => void {
-    this.failureListeners.add(listener);
-    return () => this.failureListeners.delete(listener);
-  }
-
-  /** The open connection, if there is one right now. */
-  current(): Connection | undefined {
-    return this.connection;
+      logger.warn({ broker: this.masked, error: this.describe(error) }, 'Artemis protocol error'));
   }
 
   /** Resolves once `connection` is gone (lost, or closed). */
@@ -65,58 +33,7 @@ export class ConnectionManager {
     return this.losses.get(connection)?.promise ?? Promise.resolve();
   }
 
-  /**
-   * The open connection. With `wait`, waits through reconnects until one is open
-   * (or the transport closes); without, gives the connection attempt in flight
-   * its chance and otherwise fails at once with {@link BrokerUnavailableError}.
-   */
-  async open(wait: boolean): Promise<Connection> {
-    if (this.state === 'closed') throw new TransportClosedError(BROKER);
-    if (this.state === 'failed') throw this.lastError ?? new BrokerUnavailableError(BROKER, `cannot connect to ${this.masked}`);
-    if (this.connection) return this.connection;
-    if (this.state === 'idle') this.startAttempt();
-    if (wait) return new Promise<Connection>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (this.state === 'connecting' && this.attempt) {
-      try {
-        return await this.attempt;
-      } catch (error) {
-        throw this.unavailable(error);
-      }
-    }
-    throw this.unavailable(this.lastError);
-  }
-
-  /** Closes the connection and stops reconnecting. Idempotent; never waits on a dead broker for long. */
-  async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.rejectWaiters(new TransportClosedError(BROKER));
-    const connection = this.connection ?? (await this.attempt?.catch(() => undefined));
-    this.connection = undefined;
-    if (connection === undefined) return;
-    const closed = new Promise<void>((resolve) => {
-      connection.once('connection_close', () => resolve());
-      void this.lost(connection).then(resolve);
-    });
-    connection.close();
-    // The broker answers a close at once; a dead one never does.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
-    clearTimeout(timer);
-    abortSocket(connection);
-    this.losses.get(connection)?.resolve();
-  }
-
-  private startAttempt(): void {
-    this.state = 'connecting';
-    const attempt = this.connectOnce();
-    this.attempt = attempt;
-    attempt.catch(() => undefined);
-  }
-
-  private connectOnce(): Promise<Connection> {
+  protected dial(lost: (connection: Connection, error?: Error) => void): Promise<Connection> {
     const { endpoint, tls, idleTimeoutMs, connectTimeoutMs } = this.options;
     const options: ConnectionOptions = {
       host: endpoint.host,
@@ -147,107 +64,60 @@ export class ConnectionManager {
       connection.on('connection_open', () => {
         clearTimeout(timer);
         opened = true;
-        if (this.state === 'closed') {
-          connection.close();
-          reject(new TransportClosedError(BROKER));
-          return;
-        }
-        this.bind(connection);
         resolve(connection);
       });
       connection.on('connection_error', (context: EventContext) => {
-        remoteError = this.asError(context.connection.error ?? context.error);
+        remoteError = asError(context.connection.error ?? context.error);
       });
       connection.on('connection_close', () => undefined);
       connection.on('error', (error: unknown) => {
-        remoteError = this.asError(error);
+        remoteError = asError(error);
       });
       connection.on('disconnected', (context: EventContext) => {
         clearTimeout(timer);
         resolveLoss();
         if (opened) {
-          this.onLoss(connection, remoteError ?? this.asError(context.error));
+          lost(connection, remoteError ?? asError(context.error));
           return;
         }
-        const cause = remoteError ?? this.asError(context.error ?? 'the connection closed before it opened');
-        reject(this.fail(cause));
+        reject(remoteError ?? asError(context.error ?? 'the connection closed before it opened'));
       });
     });
   }
 
-  /** A failed attempt: final when retrying cannot help, else a reconnect is scheduled. */
-  private fail(cause: Error): Error {
-    const error = this.unavailable(cause);
-    this.lastError = error;
-    this.failures += 1;
-    for (const listener of this.failureListeners) listener(error);
-    if (this.state === 'closed') return error;
-    if (!this.everConnected && isConfigurationFailure(cause)) {
-      this.state = 'failed';
-      this.rejectWaiters(error);
-      return error;
-    }
-    this.logger.warn({ broker: this.masked, attempt: this.failures, error: error.message }, 'cannot connect to Artemis; retrying');
-    this.scheduleReconnect();
+  /** Closes `connection`; the broker answers a close at once, a dead one never does (2 s bound). */
+  protected async end(connection: Connection): Promise<void> {
+    const closed = new Promise<void>((resolve) => {
+      connection.once('connection_close', () => resolve());
+      void this.lost(connection).then(resolve);
+    });
+    connection.close();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
+    clearTimeout(timer);
+    abortSocket(connection);
+    this.losses.get(connection)?.resolve();
+  }
+
+  protected isFinal(cause: unknown): boolean {
+    return isConfigurationFailure(asError(cause));
+  }
+
+  protected override describe(cause: unknown): string {
+    return asError(cause).message;
+  }
+}
+
+/** rhea reports AMQP errors as `{ condition, description }`; an Error keeps the condition. */
+function asError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  if (typeof value === 'object' && value !== null) {
+    const { condition, description } = value as { condition?: unknown; description?: unknown };
+    const error = new Error([condition, description].filter((x) => x !== undefined && x !== '').join(': ') || 'unknown error');
+    (error as { condition?: unknown }).condition = condition;
     return error;
   }
-
-  private bind(connection: Connection): void {
-    this.connection = connection;
-    this.state = 'open';
-    this.failures = 0;
-    this.everConnected = true;
-    this.lastError = undefined;
-    for (const waiter of this.waiters.splice(0)) waiter.resolve(connection);
-  }
-
-  private onLoss(connection: Connection, error: Error): void {
-    if (this.connection !== connection) return;
-    this.connection = undefined;
-    if (this.state === 'closed') return;
-    this.logger.warn({ broker: this.masked, error: this.redact(error.message) }, 'Artemis connection lost; reconnecting');
-    this.failures = 0;
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    this.state = 'backoff';
-    const delay = reconnectDelayMs(this.options.reconnect, this.failures);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.state === 'backoff') this.startAttempt();
-    }, delay);
-  }
-
-  private rejectWaiters(error: Error): void {
-    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
-  }
-
-  private unavailable(cause: unknown): Error {
-    if (cause instanceof BrokerUnavailableError || cause instanceof TransportClosedError) return cause;
-    return new BrokerUnavailableError(BROKER, `Artemis at ${this.masked} is unavailable: ${this.redact(this.text(cause ?? 'not connected'))}`, {
-      cause,
-    });
-  }
-
-  private asError(value: unknown): Error {
-    if (value instanceof Error) return value;
-    if (typeof value === 'object' && value !== null) {
-      const { condition, description } = value as { condition?: unknown; description?: unknown };
-      const error = new Error([condition, description].filter((x) => x !== undefined && x !== '').join(': ') || 'unknown error');
-      (error as { condition?: unknown }).condition = condition;
-      return error;
-    }
-    return new Error(String(value));
-  }
-
-  private text(error: unknown): string {
-    return this.asError(error).message;
-  }
-
-  private redact(text: string): string {
-    return redactCredentials(text, this.options.url);
-  }
+  return new Error(String(value));
 }
 
 /**

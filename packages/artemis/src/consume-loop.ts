@@ -1,6 +1,6 @@
 import type { Connection, Delivery as AmqpDelivery, EventContext, Message as AmqpMessage, Receiver } from 'rhea';
 import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
-import { type Delivery, DrainLimits, Holds } from '@babelqueue/core/binding';
+import { type Delivery, DrainLimits, HandOver, Holds, LoopStop } from '@babelqueue/core/binding';
 import type { ConnectionManager } from './connection.js';
 import { ArtemisDelivery, type DeliveryContext } from './delivery.js';
 import { queryMaxDeliveryAttempts } from './management.js';
@@ -33,21 +33,18 @@ interface Lane {
  */
 export class ConsumeLoop {
   private readonly concurrency: number;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight: HandOver<ArtemisDelivery>;
   private readonly holds: Holds;
   private readonly context: { -readonly [K in keyof DeliveryContext]: DeliveryContext[K] };
   private readonly drain: DrainLimits;
-  private stopping = false;
-  private readonly stopped: Promise<'stop'>;
-  /** Aborts with `stopped`: ends a back-off pause at once. */
-  private readonly stopController = new AbortController();
-  private requestStop!: () => void;
+  /** Asked for by the caller's signal, the transport's close, or a drain limit. */
+  private readonly stop = new LoopStop();
   private lane: Lane | undefined;
 
   constructor(
     private readonly deps: ConsumeLoopDeps,
     private readonly queue: string,
-    private readonly onDelivery: (delivery: Delivery) => Promise<void>,
+    onDelivery: (delivery: Delivery) => Promise<void>,
     private readonly limits: ConsumeOptions,
   ) {
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
@@ -59,32 +56,22 @@ export class ConsumeLoop {
       holds: this.holds,
       brokerMaxDeliveryAttempts: deps.options.brokerMaxDeliveryAttempts,
     };
-    this.stopped = new Promise((resolve) => {
-      this.requestStop = () => {
-        if (this.stopping) return;
-        this.stopping = true;
-        this.stopController.abort();
-        resolve('stop');
-      };
+    this.inFlight = new HandOver<ArtemisDelivery>({
+      queue, logger: deps.logger, onDelivery, drain: this.drain, stop: this.stop, abandoned: 'releasing it', freed: () => this.grant(),
     });
   }
 
   /** Consumes until stopped; resolves after every in-flight delivery settled. */
-  async run(stop: AbortSignal): Promise<void> {
-    const signals = [this.limits.signal, stop];
-    const onAbort = () => this.requestStop();
-    for (const signal of signals) {
-      if (signal.aborted) this.requestStop();
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
+  async run(closing: AbortSignal): Promise<void> {
+    const unfollow = this.stop.follow(this.limits.signal, closing);
     this.armIdle();
     try {
       await this.attachLoop();
     } finally {
-      this.requestStop();
+      this.stop.request();
       this.drain.disarm();
-      for (const signal of signals) signal.removeEventListener('abort', onAbort);
-      await Promise.allSettled(this.inFlight);
+      unfollow();
+      await this.inFlight.settled();
       this.holds.flush();
       if (this.lane) await this.detach(this.lane);
     }
@@ -92,15 +79,15 @@ export class ConsumeLoop {
 
   private async attachLoop(): Promise<void> {
     let failures = 0;
-    while (!this.stopping) {
-      const connection = await Promise.race([this.deps.connection.open(true), this.stopped]);
+    while (!this.stop.stopping) {
+      const connection = await Promise.race([this.deps.connection.open(true), this.stop.stopped]);
       if (connection === 'stop') return;
       if (this.deps.options.brokerMaxDeliveryAttempts === undefined) {
-        const learnt = await Promise.race([this.learnMaxDeliveryAttempts(connection), this.stopped]);
+        const learnt = await Promise.race([this.learnMaxDeliveryAttempts(connection), this.stop.stopped]);
         if (learnt === 'stop') return;
       }
       const lane = this.attach(connection);
-      const why = await Promise.race([this.stopped, this.ended(connection, lane)]);
+      const why = await Promise.race([this.stop.stopped, this.ended(connection, lane)]);
       if (why === 'stop') return;
       lane.closed = true;
       if (this.lane === lane) this.lane = undefined;
@@ -113,7 +100,7 @@ export class ConsumeLoop {
           ? 'Artemis connection lost while consuming; attaching again after the reconnect, unsettled deliveries are redelivered'
           : 'Artemis closed the receiving link; attaching again',
       );
-      if (failures > 0) await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stopController.signal);
+      if (failures > 0) await pause(reconnectDelayMs(this.deps.options.reconnect, failures), this.stop.signal);
     }
   }
 
@@ -170,18 +157,18 @@ export class ConsumeLoop {
     const amqp = context.delivery as AmqpDelivery;
     const message = context.message as AmqpMessage;
     // Credit granted before a stop may still bring a message: give it straight back.
-    if (this.stopping || lane.closed || this.limitReached()) {
+    if (this.stop.stopping || lane.closed || this.limitReached()) {
       amqp.release();
       return;
     }
     this.drain.taken += 1;
-    this.hand(new ArtemisDelivery(this.queue, amqp, message, lane, this.context));
+    void this.inFlight.hand(new ArtemisDelivery(this.queue, amqp, message, lane, this.context));
   }
 
   /** Tops the link's credit up to the free slots (and what `maxMessages` still allows). */
   private grant(): void {
     const lane = this.lane;
-    if (lane === undefined || lane.closed || this.stopping) return;
+    if (lane === undefined || lane.closed || this.stop.stopping) return;
     const room = Math.min(this.concurrency - this.inFlight.size, this.drain.left());
     const add = room - lane.credit;
     if (add <= 0) return;
@@ -193,25 +180,9 @@ export class ConsumeLoop {
     return this.drain.reached();
   }
 
-  private hand(delivery: ArtemisDelivery): void {
-    this.drain.touch();
-    const job: Promise<void> = this.onDelivery(delivery)
-      .catch((error: unknown) => {
-        this.deps.logger.error({ queue: this.queue, error: error instanceof Error ? error.message : String(error) }, 'delivery handler threw');
-      })
-      .finally(() => {
-        if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; releasing it');
-        this.inFlight.delete(job);
-        this.drain.touch();
-        if (this.limitReached() && this.inFlight.size === 0) this.requestStop();
-        this.grant();
-      });
-    this.inFlight.add(job);
-  }
-
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
   private armIdle(): void {
-    this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
+    this.drain.armIdle(() => this.stop.stopping, () => this.inFlight.size > 0, () => this.stop.request());
   }
 
   /** Detaches the link (its unsettled deliveries go back to the queue); bounded when the broker is gone. */

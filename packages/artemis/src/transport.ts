@@ -13,10 +13,10 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import {
-  connectWithin,
   envelopeProjection,
   projectArtemis,
   outcomesOf,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
 } from '@babelqueue/core/binding';
@@ -24,7 +24,7 @@ import type { Message as AmqpMessage } from 'rhea';
 import { browseQueue, countByBrowsing, purgeQueue, scanQueue } from './scan.js';
 import { ConnectionManager } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
-import { BROKER, TransportClosedError } from './errors.js';
+import { BROKER } from './errors.js';
 import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './projection.js';
 import { resolveOptions, type ArtemisTransportOptions, type ResolvedOptions } from './options.js';
 import { Publisher } from './publisher.js';
@@ -50,9 +50,7 @@ export class ArtemisTransport implements Transport {
   private readonly options: ResolvedOptions;
   private readonly connection: ConnectionManager;
   private readonly publisher: Publisher;
-  private readonly stop = new AbortController();
-  private readonly running = new Set<Promise<void>>();
-  private closing: Promise<void> | undefined;
+  private readonly lifecycle = new TransportLifecycle(BROKER);
 
   constructor(options: ArtemisTransportOptions) {
     this.options = resolveOptions(options, options.logger ?? consoleLogger());
@@ -63,7 +61,7 @@ export class ArtemisTransport implements Transport {
 
   /** An AMQP connection to the broker is open now: false before `connect`, while it reconnects, and from `close()` on. */
   get connected(): boolean {
-    return this.closing === undefined && this.connection.current() !== undefined;
+    return !this.lifecycle.closed && this.connection.current() !== undefined;
   }
 
   /**
@@ -72,16 +70,8 @@ export class ArtemisTransport implements Transport {
    * out, naming the last error. Reconnection after that stays automatic.
    */
   async connect(options: ConnectOptions): Promise<void> {
-    this.assertOpen();
-    if (this.connection.current() !== undefined) return;
-    await connectWithin(this.target, options, async ({ note }) => {
-      const unsubscribe = this.connection.onFailure(note);
-      try {
-        await this.connection.open(true);
-      } finally {
-        unsubscribe();
-      }
-    });
+    this.lifecycle.assertOpen();
+    await this.connection.connect(this.target, options);
   }
 
   /**
@@ -90,7 +80,7 @@ export class ArtemisTransport implements Transport {
    * (`publishWhileDisconnected: 'fail'`, the default).
    */
   async publish(message: OutgoingMessage): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const amqp = outgoingMessage(message.body, projectArtemis(message.projection, message.headers), message.delayMs ?? 0);
     await this.publisher.send(message.queue, amqp, this.options.publishWhileDisconnected === 'wait');
   }
@@ -101,7 +91,7 @@ export class ArtemisTransport implements Transport {
    * own settlement (accepted, rejected, released, or lost with the link).
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     if (messages.length === 0) return [];
     const queues = messages.map((message) => message.queue);
     const amqp = messages.map((message) => outgoingMessage(message.body, projectArtemis(message.projection, message.headers), message.delayMs ?? 0));
@@ -115,7 +105,7 @@ export class ArtemisTransport implements Transport {
    * like a published one.
    */
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const decoded = decodeEnvelope(body, () => undefined);
     const amqp: AmqpMessage = acceptsEnvelope(decoded)
       ? outgoingMessage(body, projectArtemis(envelopeProjection(decoded), headers))
@@ -130,7 +120,7 @@ export class ArtemisTransport implements Transport {
 
   /** Up to `max` bodies from the head of `queue`, left in place (a browsing receiver, `distribution-mode: copy`). */
   async browse(queue: string, max: number): Promise<Buffer[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     return browseQueue(connection, this.connection.lost(connection), queue, max);
   }
@@ -142,55 +132,42 @@ export class ArtemisTransport implements Transport {
    * one message from the middle of a queue, so tools take and restore.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     yield* scanQueue(connection, this.connection.lost(connection), queue, options);
   }
 
   /** How many messages {@link scan} would read now, counted by browsing them all (AMQP has no queue-depth query). */
   async depth(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     return countByBrowsing(connection, this.connection.lost(connection), queue);
   }
 
   /** Removes every message waiting on `queue` (taken and accepted until none is left); resolves with how many. */
   async purge(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const connection = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     return purgeQueue(connection, this.connection.lost(connection), queue);
   }
 
   /** Consumes `queue` until the signal aborts or a drain limit is reached. */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const loop = new ConsumeLoop(
       { connection: this.connection, publisher: this.publisher, logger: this.options.logger, options: this.options },
       queue,
       onDelivery,
       options,
     );
-    const run = loop.run(this.stop.signal);
-    this.running.add(run);
-    try {
-      await run;
-    } finally {
-      this.running.delete(run);
-    }
+    await this.lifecycle.track(loop.run(this.lifecycle.signal));
   }
 
   /** Stops the consume loops (in-flight deliveries settle first), then closes the connection. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.stop.abort();
-      await Promise.allSettled(this.running);
+    return this.lifecycle.close(async () => {
       this.publisher.close();
       await this.connection.close();
-    })();
-    return this.closing;
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError(BROKER);
+    });
   }
 }

@@ -14,8 +14,8 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import {
-  failedOutcomes,
   connectWithin,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
   type EnvelopeProjection,
@@ -23,10 +23,10 @@ import {
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { AsbDelivery } from './delivery.js';
-import { BROKER, isUnreachable, TransportClosedError } from './errors.js';
+import { BROKER, isUnreachable } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
 import { countByPeeking, peekQueue, sessionIdsOf } from './scan.js';
-import { toServiceBusMessage, type Placement } from './projection.js';
+import { Publisher } from './publisher.js';
 import { sessionLoop } from './session-loop.js';
 import { ASB_CAPABILITIES, ASB_RULES } from './rules.js';
 import { describeAddress, parseAddress, type AsbAddress } from './url.js';
@@ -87,13 +87,12 @@ export class AzureServiceBusTransport implements Transport {
   readonly target: string;
   private readonly options: ResolvedOptions;
   private readonly connection: Connection;
-  private readonly stop = new AbortController();
-  private readonly running = new Set<Promise<void>>();
+  private readonly publisher: Publisher;
+  private readonly lifecycle = new TransportLifecycle(BROKER);
   private connecting: Promise<void> | undefined;
   private opened = false;
   /** The last receive of a consume loop reached the namespace. */
   private reachable = true;
-  private closing: Promise<void> | undefined;
 
   constructor(options: AzureServiceBusTransportOptions) {
     const ways = [options.connectionString, options.url, options.fullyQualifiedNamespace, options.client].filter((v) => v !== undefined);
@@ -104,6 +103,7 @@ export class AzureServiceBusTransport implements Transport {
     const source = options.connectionString ?? options.url;
     const address: AsbAddress | undefined = source === undefined ? undefined : parseAddress(source);
     this.connection = new Connection(address, options);
+    this.publisher = new Publisher(this.connection, this.options);
     this.target = address !== undefined
       ? describeAddress(address)
       : options.fullyQualifiedNamespace !== undefined
@@ -119,7 +119,7 @@ export class AzureServiceBusTransport implements Transport {
    * again until the deadline, which then names the last error.
    */
   connect(options: ConnectOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     this.connecting ??= connectWithin(this.target, options, async ({ signal, note }) => {
       const client = await this.connection.get();
       for (let attempt = 1; ; attempt++) {
@@ -147,7 +147,7 @@ export class AzureServiceBusTransport implements Transport {
    * are not tracked.
    */
   get connected(): boolean {
-    return this.opened && this.closing === undefined && this.reachable;
+    return this.opened && !this.lifecycle.closed && this.reachable;
   }
 
   /** The queues' LockDuration (option `lockDurationMs`); the SDK renews it while a handler runs. */
@@ -156,8 +156,8 @@ export class AzureServiceBusTransport implements Transport {
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
-    this.assertOpen();
-    await this.send(message.queue, this.outgoing(message));
+    this.lifecycle.assertOpen();
+    await this.publisher.send(message.queue, this.publisher.outgoing(message));
   }
 
   /**
@@ -168,59 +168,13 @@ export class AzureServiceBusTransport implements Transport {
    * fails the messages it carried.
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    this.assertOpen();
-    const outcomes: PublishOutcome[] = new Array(messages.length);
-    const byQueue = new Map<string, number[]>();
-    messages.forEach((message, index) => {
-      const indexes = byQueue.get(message.queue);
-      if (indexes === undefined) byQueue.set(message.queue, [index]);
-      else indexes.push(index);
-    });
-    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
-      const settle = (batch: readonly number[], error?: unknown) => {
-        const group = batch.map((i) => messages[i]!);
-        const results = error === undefined ? group.map((m): PublishOutcome => ({ ok: true, messageId: m.projection.messageId })) : failedOutcomes(group, error);
-        batch.forEach((index, k) => {
-          outcomes[index] = results[k]!;
-        });
-      };
-      try {
-        const sender = await this.connection.sender(queue);
-        let batch = await sender.createMessageBatch();
-        let carried: number[] = [];
-        const flush = async () => {
-          const sent = carried;
-          carried = [];
-          await sender.sendMessages(batch).then(() => settle(sent), (error: unknown) => settle(sent, error));
-        };
-        for (const index of indexes) {
-          const message = messages[index]!;
-          const outgoing = this.outgoing(message);
-          if (batch.tryAddMessage(outgoing)) {
-            carried.push(index);
-            continue;
-          }
-          if (carried.length > 0) {
-            await flush();
-            batch = await sender.createMessageBatch();
-            if (batch.tryAddMessage(outgoing)) {
-              carried.push(index);
-              continue;
-            }
-          }
-          settle([index], new RangeError(`a message of ${message.body.length} bytes does not fit a batch of ${batch.maxSizeInBytes} bytes (queue "${queue}")`));
-        }
-        if (carried.length > 0) await flush();
-      } catch (error) {
-        settle(indexes.filter((index) => outcomes[index] === undefined), error);
-      }
-    }));
-    return outcomes;
+    this.lifecycle.assertOpen();
+    return this.publisher.sendMany(messages);
   }
 
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
-    this.assertOpen();
-    await this.send(queue, toServiceBusMessage(body, undefined, { riders: headers, placement: this.placement(queue, body, undefined) }));
+    this.lifecycle.assertOpen();
+    await this.publisher.send(queue, this.publisher.raw(queue, body, headers));
   }
 
   /** Up to `max` bodies from the head of `queue` without locking them: the first records of {@link scan}. */
@@ -240,7 +194,7 @@ export class AzureServiceBusTransport implements Transport {
    * (see {@link peekQueue}). Headers are the application properties.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     yield* peekQueue(await this.connection.get(), queue, options);
   }
 
@@ -250,7 +204,7 @@ export class AzureServiceBusTransport implements Transport {
    * its HTTP endpoint; a peek needs only Listen).
    */
   async depth(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return countByPeeking(await this.connection.get(), queue);
   }
 
@@ -260,7 +214,7 @@ export class AzureServiceBusTransport implements Transport {
    * by peeking, and one a consumer holds is left to it.
    */
   async purge(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const client = await this.connection.get();
     // A fresh object per receiver: the SDK deletes `receiveMode` from the options it is given.
     const options = () => ({ receiveMode: 'receiveAndDelete', skipParsingBodyAsJson: true }) as const;
@@ -281,26 +235,19 @@ export class AzureServiceBusTransport implements Transport {
 
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     // Async, so a closed transport rejects the call rather than throwing from it.
-    this.assertOpen();
-    const signal = AbortSignal.any([options.signal, this.stop.signal]);
-    const run = this.run(queue, onDelivery, { ...options, signal });
-    this.running.add(run);
-    return run.finally(() => this.running.delete(run));
+    this.lifecycle.assertOpen();
+    const signal = AbortSignal.any([options.signal, this.lifecycle.signal]);
+    return this.lifecycle.track(this.run(queue, onDelivery, { ...options, signal }));
   }
 
   /** Stops running consume loops (in-flight deliveries settle first), then closes the SDK's client. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.stop.abort();
-      await Promise.allSettled(this.running);
-      await this.connection.close();
-    })();
-    return this.closing;
+    return this.lifecycle.close(() => this.connection.close());
   }
 
   private async run(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     const client = await this.connection.get();
-    const send = (target: string, message: ServiceBusMessage) => this.send(target, message);
+    const send = (target: string, message: ServiceBusMessage) => this.publisher.send(target, message);
     const { logger, receiveWaitMs, maxLockRenewalMs } = this.options;
     const sessionIdFor = (target: string, body: Buffer, projection: EnvelopeProjection | undefined) => this.options.sessionId({ queue: target, body, projection });
     const { partitionKey } = this.options;
@@ -330,26 +277,5 @@ export class AzureServiceBusTransport implements Transport {
       logger,
       receiveWaitMs,
     }, onDelivery, options);
-  }
-
-  /** The session (option `sessionId`, a string or a function of the message) and partition key of a message sent to `queue`. */
-  private placement(queue: string, body: Buffer, projection: EnvelopeProjection | undefined): Placement {
-    return { sessionId: this.options.sessionId({ queue, body, projection }), partitionKey: this.options.partitionKey };
-  }
-
-  private outgoing(message: OutgoingMessage): ServiceBusMessage {
-    const out: Parameters<typeof toServiceBusMessage>[2] = { placement: this.placement(message.queue, message.body, message.projection) };
-    if (message.headers !== undefined) out.riders = message.headers;
-    if (message.delayMs !== undefined) out.delayMs = message.delayMs;
-    return toServiceBusMessage(message.body, message.projection, out);
-  }
-
-  private async send(queue: string, message: ServiceBusMessage): Promise<void> {
-    const sender = await this.connection.sender(queue);
-    await sender.sendMessages(message);
-  }
-
-  private assertOpen(): void {
-    if (this.closing !== undefined) throw new TransportClosedError(BROKER);
   }
 }

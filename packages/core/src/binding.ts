@@ -3,10 +3,12 @@
  * does not. The Transport contract, the settlement inputs (`BindingRules`,
  * capabilities), the native projections and attempts reconciliation of every
  * broker the spec names, and the mechanics every binding would otherwise write
- * again: settle-once guards, holds before a requeue, reconnect back-off,
- * connecting under a deadline, reservation renewal, the pull loop,
- * publish-outcome helpers, secret redaction, the transport registry, and the
- * error family. Application code imports from `@babelqueue/core`.
+ * again: the transport shell (assert open, track runs, close once), a
+ * reconnecting connection, a push loop's stop and hand-over, settle-once
+ * guards, holds before a requeue, reconnect back-off, connecting under a
+ * deadline, reservation renewal, the pull loop, publish-outcome helpers,
+ * secret redaction, the transport registry, and the error family. Application
+ * code imports from `@babelqueue/core`.
  */
 
 // --- the contract ---
@@ -48,8 +50,14 @@ export { DeadLetterWriteError } from './transport/transport.js';
 export { alreadySettled, SettleOnce } from './binding/settle-once.js';
 export { Holds } from './binding/holds.js';
 export { DrainLimits } from './binding/drain-limits.js';
+export { LoopStop } from './binding/loop-stop.js';
+export { HandOver } from './binding/hand-over.js';
+export type { AbandonableDelivery, HandOverOptions } from './binding/hand-over.js';
+export { TransportLifecycle } from './binding/lifecycle.js';
+export { ReconnectingConnection } from './binding/reconnecting-connection.js';
+export type { ReconnectingConnectionSettings } from './binding/reconnecting-connection.js';
 export { maskUserInfo, redactCredentials, redactSecrets, urlSecret } from './binding/redact.js';
-export { failedOutcomes, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
+export { failedOutcomes, indexesByQueue, outcomesOf, publishOutcomes } from './transport/publish-outcomes.js';
 export { pullLoop } from './transport/pull-loop.js';
 export type { Fetch } from './transport/pull-loop.js';
 export { connectWithin } from './transport/connect-within.js';
@@ -60,7 +68,7 @@ export { pause } from './transport/pause.js';
 export { ReservationKeeper } from './transport/reservation-keeper.js';
 export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
 
-// --- the brokers' variants of the spec: projections, reconciliation, version gate, DLQ names ---
+// --- the brokers' variants of the spec: projections, reconciliation, version gate, SQS's DLQ names ---
 export { envelopeProjection } from './projection/source.js';
 export { NO_PROJECTION, recordProjection } from './projection/record.js';
 export type { ProjectionSource, Riders } from './projection/source.js';
@@ -87,7 +95,7 @@ export {
   reconcileAttempts,
 } from './retry/reconcile.js';
 export type { BodyAttempts, KafkaHeaderValue, NativeCount } from './retry/reconcile.js';
-export { dlqName, sqsDlqName, DLQ_SUFFIX, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';
-export type { DlqNameOptions } from './dead-letter/naming.js';
+// The spec's `<queue>.dlq` (`dlqName`, `DLQ_SUFFIX`) is the root entry's: applications name DLQs too.
+export { sqsDlqName, SQS_DLQ_SUFFIX } from './dead-letter/naming.js';
 export { decide } from './settlement/policy.js';
 export type { PolicyInput } from './settlement/policy.js';

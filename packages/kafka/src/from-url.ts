@@ -1,4 +1,5 @@
-import { KafkaTransport, type KafkaTransportOptions } from './transport.js';
+import type { KafkaTransportOptions } from './options.js';
+import { KafkaTransport } from './transport.js';
 
 /**
  * A {@link KafkaTransport} for `kafka://host:port[,host:port][?groupId=…&retryTiersMs=…]`

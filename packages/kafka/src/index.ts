@@ -1,4 +1,6 @@
-export { KafkaTransport, KAFKA_RULES, type KafkaTransportOptions } from './transport.js';
+export { KafkaTransport } from './transport.js';
+export type { KafkaTransportOptions } from './options.js';
+export { KAFKA_RULES } from './rules.js';
 export type { Ordering } from './partition-batch.js';
 export { KafkaReinjector, DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, type KafkaReinjectorOptions, type ReinjectRunOptions } from './reinjector.js';
 export type { KafkaConnectionOptions } from './connection.js';

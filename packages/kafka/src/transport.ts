@@ -17,78 +17,24 @@ import {
   connectWithin,
   outcomesOf,
   projectKafka,
-  type BindingRules,
   type Delivery,
   type RawPublishOptions,
 } from '@babelqueue/core/binding';
 import type { KafkaMessage } from 'kafkajs';
-import { KafkaConnection, type KafkaConnectionOptions, type KafkaRecord } from './connection.js';
+import { KafkaConnection, type KafkaRecord } from './connection.js';
 import { describe, runConsumerLoop, type ConsumerTuning } from './consume-loop.js';
 import { DrainWatch } from './drain-watch.js';
 import { KafkaHeader } from './projection.js';
 import { KafkaDelivery, type RecordWrite } from './delivery.js';
 import { SETTLED, type Ordering, type RecordResult } from './partition-batch.js';
-import { DEFAULT_CONSUMER_TUNING, DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
+import { DEFAULT_REINJECT_GROUP_ID, KafkaReinjector } from './reinjector.js';
+import { resolveOrdering, resolveRedeliveryDelayMs, resolveTuning, type KafkaTransportOptions } from './options.js';
+import { KAFKA_RULES, kafkaCapabilities } from './rules.js';
 import { tierForDelay, validateRetryTiers } from './retry-tiers.js';
 import { scanTopic, waitingRanges } from './scan.js';
 import { ensureKafkaTopics } from './topics.js';
 import { retryStart } from './start-retry.js';
 import { parseKafkaUrl } from './url.js';
-
-/** Options of {@link KafkaTransport}. */
-export interface KafkaTransportOptions extends KafkaConnectionOptions, Partial<ConsumerTuning> {
-  /** Consumer group of the work consumers. Default `"babelqueue"` (or the URL's `groupId`). */
-  readonly groupId?: string;
-  /**
-   * Retry tiers in ms, ascending: opt-in (see `DEFAULT_RETRY_TIERS_MS`). With
-   * tiers a failing record is republished to `<topic>.retry.<n>` and a delayed
-   * publish goes to the smallest tier that covers the delay. Without tiers a
-   * failing handler leaves its record uncommitted (redelivered after
-   * `redeliveryDelayMs`) and a delay is refused.
-   */
-  readonly retryTiersMs?: readonly number[];
-  /** Run the re-inject consumer beside every consume loop when tiers are set. Default true. */
-  readonly reinject?: boolean;
-  /** Consumer group of the re-inject consumers. Default `DEFAULT_REINJECT_GROUP_ID` (`babelqueue-retry-reinject`). */
-  readonly reinjectGroupId?: string;
-  /**
-   * Before consuming, create what is missing of: the work topic, its DLQ
-   * `<topic>.dlq` (not for a topic that is itself a DLQ), and with tiers the
-   * retry topics (LogAppendTime, retention above the largest tier). Existing
-   * topics are left alone. Default true.
-   * Off, the worker waits for a missing topic instead.
-   */
-  readonly createTopics?: boolean;
-  /** How long a partition pauses before an unsettled record is delivered again (ms). Default 1000. */
-  readonly redeliveryDelayMs?: number;
-  /**
-   * Which records of one partition may be handled at the same time, up to the
-   * consume loop's `concurrency` in flight overall:
-   * - `'partition'` (default): one at a time per partition, in offset order;
-   *   `concurrency` partitions run in parallel.
-   * - `'key'`: records with the same key one at a time, in offset order;
-   *   different keys (and null keys) in parallel, also within one partition.
-   * - `'none'`: any records in parallel (drains, DLQ tools, order-free work).
-   * Commits never pass an unsettled record in any mode.
-   */
-  readonly ordering?: Ordering;
-}
-
-/**
- * The Kafka binding's settlement rules: poison without a DLQ takes the bounded
- * tier retry and is then dropped (the Go/Python behaviour), and with no tiers
- * is committed, dropped and logged. A version-gated record with no DLQ takes
- * the same poison path (seed 000: "§6.5 poison/DLQ path"), its gate kept on
- * every retry copy, so a newer consumer of the group can still take it.
- */
-export const KAFKA_RULES: BindingRules = {
-  name: 'kafka',
-  poisonWithoutDeadLetter: 'bounded-retry',
-  deleteStrategyDropsPoison: true,
-  versionGateWithoutDeadLetter: 'bounded-retry',
-  attempts: { kind: 'native-else-body', native: 'bq-attempts' },
-  delayAdvice: 'on Kafka the retry tier decides the delay (retryTiersMs)',
-};
 
 /**
  * Apache Kafka transport over kafkajs.
@@ -128,21 +74,13 @@ export class KafkaTransport implements Transport {
     this.groupId = options.groupId ?? fromUrl?.groupId ?? 'babelqueue';
     this.retryTiersMs = validateRetryTiers(options.retryTiersMs ?? fromUrl?.retryTiersMs ?? []);
     const tiers = this.retryTiersMs.length > 0;
-    // Kafka ignores retry_backoff: the tier decides the delay, so no retry carries a delay of its own.
-    this.capabilities = { delayedPublish: tiers, delayedRetry: false, retry: tiers, headers: true };
+    this.capabilities = kafkaCapabilities(tiers);
     this.target = options.url !== undefined
       ? options.url.replace(/\/\/[^@/]*@/, '//***@')
       : `kafka://${(options.brokers ?? []).join(',')}`;
-    this.redeliveryDelayMs = nonNegative('redeliveryDelayMs', options.redeliveryDelayMs ?? 1000);
-    this.ordering = options.ordering ?? fromUrl?.ordering ?? 'partition';
-    if (!ORDERINGS.includes(this.ordering)) {
-      throw new ConfigurationError(`ordering must be ${ORDERINGS.join(', ')}, got ${String(this.ordering)}`);
-    }
-    this.tuning = {
-      maxWaitTimeMs: nonNegative('maxWaitTimeMs', options.maxWaitTimeMs ?? DEFAULT_CONSUMER_TUNING.maxWaitTimeMs),
-      commitIntervalMs: nonNegative('commitIntervalMs', options.commitIntervalMs ?? DEFAULT_CONSUMER_TUNING.commitIntervalMs),
-      sessionTimeoutMs: nonNegative('sessionTimeoutMs', options.sessionTimeoutMs ?? DEFAULT_CONSUMER_TUNING.sessionTimeoutMs),
-    };
+    this.redeliveryDelayMs = resolveRedeliveryDelayMs(options);
+    this.ordering = resolveOrdering(options, fromUrl);
+    this.tuning = resolveTuning(options);
   }
 
   private get logger(): Logger {
@@ -423,13 +361,4 @@ export class KafkaTransport implements Transport {
   private assertOpen(): void {
     if (this.closed) throw new TransportClosedError('Kafka');
   }
-}
-
-const ORDERINGS: readonly Ordering[] = ['partition', 'key', 'none'];
-
-function nonNegative(name: string, value: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new ConfigurationError(`${name} must be a finite number >= 0, got ${String(value)}`);
-  }
-  return value;
 }

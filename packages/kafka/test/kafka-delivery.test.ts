@@ -4,7 +4,7 @@ import { DeadLetterWriteError } from '@babelqueue/core';
 import { reconcileAttempts } from '@babelqueue/core/binding';
 import type { KafkaMessage } from 'kafkajs';
 import { KafkaDelivery, type RecordWrite } from '../src/delivery.js';
-import { KAFKA_RULES } from '../src/transport.js';
+import { KAFKA_RULES } from '../src/rules.js';
 import { captureLogger } from '../../../test/support/capture-logger.js';
 
 const b = (s: string) => Buffer.from(s, 'utf8');

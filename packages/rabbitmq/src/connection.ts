@@ -1,97 +1,25 @@
 import { connect, type ChannelModel } from 'amqplib';
-import { BROKER, BrokerUnavailableError, TransportClosedError } from './errors.js';
-import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
-import { redactCredentials } from '@babelqueue/core/binding';
+import type { Logger } from '@babelqueue/core';
+import { ReconnectingConnection, redactCredentials } from '@babelqueue/core/binding';
+import { BROKER, BrokerUnavailableError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 
-type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
-
-interface Waiter {
-  resolve(model: ChannelModel): void;
-  reject(error: Error): void;
-}
-
 /**
- * One AMQP connection that comes back by itself. After a loss it reconnects
- * with exponential backoff, forever; only a configuration failure before the
- * first successful connection (refused login, unverifiable certificate) is
- * final, since retrying does not fix it.
- * Channels are the callers' business: they ask for the current connection and
- * open channels on it, and a channel of a lost connection is simply dead.
+ * One AMQP connection that comes back by itself (core's
+ * `ReconnectingConnection`: exponential backoff, forever). Only a
+ * configuration failure before the first successful connection (refused
+ * login, unverifiable certificate, a server that speaks AMQP 1.0) is final,
+ * since retrying does not fix it. Channels are the callers' business: they ask
+ * for the current connection and open channels on it, and a channel of a lost
+ * connection is simply dead.
  */
-export class ConnectionManager {
-  private state: State = 'idle';
-  private model: ChannelModel | undefined;
-  private attempt: Promise<ChannelModel> | undefined;
-  private lastError: Error | undefined;
-  private failures = 0;
-  private everConnected = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly waiters: Waiter[] = [];
-  private readonly failureListeners = new Set<(error: Error) => void>();
-  private readonly masked: string;
-
-  constructor(private readonly options: ResolvedOptions, private readonly logger: Logger) {
-    this.masked = maskUrl(options.url);
+export class ConnectionManager extends ReconnectingConnection<ChannelModel> {
+  constructor(private readonly options: ResolvedOptions, logger: Logger) {
+    // No `cause`: amqplib's messages may carry the URL, so only the redacted text travels.
+    super({ broker: BROKER, label: 'RabbitMQ', url: options.url, reconnect: options.reconnect, logger });
   }
 
-  /** True once the transport closed or the first login was refused: nothing will reconnect. */
-  terminal(): boolean {
-    return this.state === 'closed' || this.state === 'failed';
-  }
-
-  /** Calls `listener` with every failed connection attempt until the returned function is called. */
-  onFailure(listener: (error: Error) => void): () => void {
-    this.failureListeners.add(listener);
-    return () => this.failureListeners.delete(listener);
-  }
-
-  /** The open connection, if there is one right now. */
-  current(): ChannelModel | undefined {
-    return this.model;
-  }
-
-  /**
-   * The open connection. With `wait`, waits through reconnects until one is open
-   * (or the transport closes); without, gives the connection attempt in flight
-   * its chance and otherwise fails at once with {@link BrokerUnavailableError}.
-   */
-  async open(wait: boolean): Promise<ChannelModel> {
-    if (this.state === 'closed') throw new TransportClosedError(BROKER);
-    if (this.state === 'failed') throw this.lastError ?? new BrokerUnavailableError(BROKER, `cannot connect to ${this.masked}`);
-    if (this.model) return this.model;
-    if (this.state === 'idle') this.startAttempt();
-    if (wait) return new Promise<ChannelModel>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    if (this.state === 'connecting' && this.attempt) {
-      try {
-        return await this.attempt;
-      } catch (error) {
-        throw this.unavailable(error);
-      }
-    }
-    throw this.unavailable(this.lastError);
-  }
-
-  /** Closes the connection and stops reconnecting. Idempotent. */
-  async close(): Promise<void> {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.rejectWaiters(new TransportClosedError(BROKER));
-    const model = this.model ?? (await this.attempt?.catch(() => undefined));
-    this.model = undefined;
-    if (model) await model.close().catch(() => undefined);
-  }
-
-  private startAttempt(): void {
-    this.state = 'connecting';
-    const attempt = this.connectOnce();
-    this.attempt = attempt;
-    attempt.catch(() => undefined);
-  }
-
-  private async connectOnce(): Promise<ChannelModel> {
+  protected async dial(lost: (model: ChannelModel) => void): Promise<ChannelModel> {
     let model: ChannelModel;
     try {
       model = await connect(this.options.url, {
@@ -102,75 +30,29 @@ export class ConnectionManager {
         clientProperties: { connection_name: this.options.connectionName },
       });
     } catch (cause) {
-      const error = speaksAmqp10(cause) ? this.wrongProtocol(cause) : this.unavailable(cause);
-      this.lastError = error;
-      this.failures += 1;
-      for (const listener of this.failureListeners) listener(error);
-      if (this.state === 'closed') throw error;
-      if (!this.everConnected && (isConfigurationFailure(cause) || speaksAmqp10(cause))) {
-        this.state = 'failed';
-        this.rejectWaiters(error);
-        throw error;
-      }
-      this.logger.warn({ broker: this.masked, attempt: this.failures, error: error.message }, 'cannot connect to RabbitMQ; retrying');
-      this.scheduleReconnect();
-      throw error;
+      throw speaksAmqp10(cause) ? this.wrongProtocol(cause) : cause;
     }
-    if (this.state === 'closed') {
-      await model.close().catch(() => undefined);
-      throw new TransportClosedError(BROKER);
-    }
-    this.bind(model);
+    const { logger } = this.settings;
+    model.on('error', (error: Error) => {
+      logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.options.url) }, 'RabbitMQ connection error');
+    });
+    model.on('blocked', (reason: string) => logger.warn({ broker: this.masked, reason }, 'RabbitMQ blocked the connection'));
+    model.on('close', () => lost(model));
     return model;
   }
 
-  private bind(model: ChannelModel): void {
-    model.on('error', (error: Error) => {
-      this.logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.options.url) }, 'RabbitMQ connection error');
-    });
-    model.on('blocked', (reason: string) => this.logger.warn({ broker: this.masked, reason }, 'RabbitMQ blocked the connection'));
-    model.on('close', () => {
-      if (this.model !== model) return;
-      this.model = undefined;
-      if (this.state === 'closed') return;
-      this.logger.warn({ broker: this.masked }, 'RabbitMQ connection lost; reconnecting');
-      this.failures = 0;
-      this.scheduleReconnect();
-    });
-    this.model = model;
-    this.state = 'open';
-    this.failures = 0;
-    this.everConnected = true;
-    this.lastError = undefined;
-    const waiters = this.waiters.splice(0);
-    for (const waiter of waiters) waiter.resolve(model);
+  protected async end(model: ChannelModel): Promise<void> {
+    await model.close().catch(() => undefined);
   }
 
-  private scheduleReconnect(): void {
-    this.state = 'backoff';
-    const delay = reconnectDelayMs(this.options.reconnect, this.failures);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.state === 'backoff') this.startAttempt();
-    }, delay);
-  }
-
-  private rejectWaiters(error: Error): void {
-    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  protected isFinal(cause: unknown): boolean {
+    return isConfigurationFailure(cause) || (cause instanceof BrokerUnavailableError && speaksAmqp10(cause.cause));
   }
 
   private wrongProtocol(cause: unknown): Error {
-    return new BrokerUnavailableError(BROKER, 
+    return new BrokerUnavailableError(BROKER,
       `${this.masked}: this server speaks AMQP 1.0, not RabbitMQ's AMQP 0-9-1; for ActiveMQ Artemis use artemis:// (the Artemis binding)`,
       { cause },
-    );
-  }
-
-  private unavailable(cause: unknown): Error {
-    if (cause instanceof BrokerUnavailableError || cause instanceof TransportClosedError) return cause;
-    const text = cause instanceof Error ? cause.message : String(cause ?? 'not connected');
-    return new BrokerUnavailableError(BROKER, 
-      `RabbitMQ at ${this.masked} is unavailable: ${redactCredentials(text, this.options.url)}`,
     );
   }
 }

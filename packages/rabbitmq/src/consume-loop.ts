@@ -1,6 +1,6 @@
 import type { Channel, Message } from 'amqplib';
 import { pause, reconnectDelayMs, type ConsumeOptions, type Logger } from '@babelqueue/core';
-import { type Delivery, DrainLimits, Holds } from '@babelqueue/core/binding';
+import { type Delivery, DrainLimits, HandOver, Holds, LoopStop } from '@babelqueue/core/binding';
 import { Acker } from './acker.js';
 import type { ConnectionManager } from './connection.js';
 import { RabbitMqDelivery, type DeliveryContext, type Lane } from './delivery.js';
@@ -31,60 +31,47 @@ interface MutableLane extends Lane {
 export class Consumer {
   private readonly concurrency: number;
   /** Deliveries being handled, and the job handling each. */
-  private readonly inFlight = new Map<RabbitMqDelivery, Promise<void>>();
+  private readonly inFlight: HandOver<RabbitMqDelivery>;
   private readonly holds: Holds;
   private readonly context: DeliveryContext;
   private readonly drain: DrainLimits;
-  private stopping = false;
-  private readonly stopped: Promise<'stop'>;
-  /** Aborts with `stopped`: ends a back-off pause at once. */
-  private readonly stopController = new AbortController();
-  private requestStop!: () => void;
+  /** Asked for by the caller's signal, the transport's close, or a drain limit. */
+  private readonly stop = new LoopStop();
   private slotFreed: (() => void) | undefined;
 
   constructor(
     private readonly deps: ConsumerDeps,
     private readonly queue: string,
-    private readonly onDelivery: (delivery: Delivery) => Promise<void>,
+    onDelivery: (delivery: Delivery) => Promise<void>,
     private readonly limits: ConsumeOptions,
   ) {
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
     this.drain = new DrainLimits(limits);
     this.holds = new Holds(deps.options.requeueDelayMs);
     this.context = { publisher: deps.publisher, logger: deps.logger, holds: this.holds };
-    this.stopped = new Promise((resolve) => {
-      this.requestStop = () => {
-        if (this.stopping) return;
-        this.stopping = true;
-        this.stopController.abort();
-        resolve('stop');
-      };
+    this.inFlight = new HandOver<RabbitMqDelivery>({
+      queue, logger: deps.logger, onDelivery, drain: this.drain, stop: this.stop, abandoned: 'requeueing it', freed: () => this.slotFreed?.(),
     });
   }
 
   /** Consumes until stopped; resolves after every in-flight delivery settled. */
-  async run(stop: AbortSignal): Promise<void> {
-    const signals = [this.limits.signal, stop];
-    const onAbort = () => this.requestStop();
-    for (const signal of signals) {
-      if (signal.aborted) this.requestStop();
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
+  async run(closing: AbortSignal): Promise<void> {
+    const unfollow = this.stop.follow(this.limits.signal, closing);
     try {
       if (this.deps.options.mode === 'get') await this.getMode();
       else await this.consumeMode();
     } finally {
-      this.requestStop();
+      this.stop.request();
       this.stopIdleClock();
-      for (const signal of signals) signal.removeEventListener('abort', onAbort);
-      await Promise.allSettled(this.inFlight.values());
+      unfollow();
+      await this.inFlight.settled();
       this.holds.flush();
     }
   }
 
   private async consumeMode(): Promise<void> {
     const prefetch = this.deps.options.prefetch ?? this.concurrency;
-    while (!this.stopping) {
+    while (!this.stop.stopping) {
       const lane = await this.openLane(prefetch);
       if (lane === undefined) return;
       const backlog: Message[] = [];
@@ -95,7 +82,7 @@ export class Consumer {
       });
       const pump = () => {
         while (backlog.length > 0 && this.inFlight.size < this.concurrency && this.reserve()) {
-          this.hand(new RabbitMqDelivery(this.queue, lane, backlog.shift()!, this.context));
+          this.inFlight.hand(new RabbitMqDelivery(this.queue, lane, backlog.shift()!, this.context));
         }
       };
       this.slotFreed = pump;
@@ -114,11 +101,11 @@ export class Consumer {
         ));
       } catch (error) {
         this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'could not start consuming; retrying');
-        await pause(this.deps.options.reconnect.initialDelayMs, this.stopController.signal);
+        await pause(this.deps.options.reconnect.initialDelayMs, this.stop.signal);
         continue;
       }
       this.startIdleClock();
-      const why = await Promise.race([this.stopped, ended]);
+      const why = await Promise.race([this.stop.stopped, ended]);
       this.stopIdleClock();
       this.slotFreed = undefined;
       if (why === 'stop') {
@@ -140,23 +127,23 @@ export class Consumer {
         lane.acker.flush();
         await lane.channel.close().catch(() => undefined);
       }
-      await pause(this.deps.options.reconnect.initialDelayMs, this.stopController.signal);
+      await pause(this.deps.options.reconnect.initialDelayMs, this.stop.signal);
     }
   }
 
   private async getMode(): Promise<void> {
-    while (!this.stopping) {
+    while (!this.stop.stopping) {
       const lane = await this.openLane(undefined);
       if (lane === undefined) return;
       this.startIdleClock();
       await Promise.all(Array.from({ length: this.concurrency }, () => this.poller(lane)));
       this.stopIdleClock();
-      if (this.stopping) {
+      if (this.stop.stopping) {
         await this.finish(lane);
         return;
       }
       this.deps.logger.warn({ queue: this.queue }, 'consumer channel lost; resuming on a new channel, unacknowledged deliveries are redelivered');
-      await pause(this.deps.options.reconnect.initialDelayMs, this.stopController.signal);
+      await pause(this.deps.options.reconnect.initialDelayMs, this.stop.signal);
     }
   }
 
@@ -164,7 +151,7 @@ export class Consumer {
   private async poller(lane: MutableLane): Promise<void> {
     const { minMs, maxMs } = this.deps.options.poll;
     let emptyWaitMs = minMs;
-    while (!this.stopping && !lane.closed && this.reserve()) {
+    while (!this.stop.stopping && !lane.closed && this.reserve()) {
       let message: Message | false;
       try {
         message = await lane.channel.get(this.queue, { noAck: false });
@@ -175,20 +162,20 @@ export class Consumer {
       }
       if (message === false) {
         this.drain.taken -= 1;
-        await pause(emptyWaitMs, this.stopController.signal);
+        await pause(emptyWaitMs, this.stop.signal);
         emptyWaitMs = Math.min(maxMs, emptyWaitMs * 2);
         continue;
       }
       emptyWaitMs = minMs;
-      await this.hand(new RabbitMqDelivery(this.queue, lane, message, this.context));
+      await this.inFlight.hand(new RabbitMqDelivery(this.queue, lane, message, this.context));
     }
   }
 
   /** Opens a channel on the current connection (waiting through outages); undefined once stopping. */
   private async openLane(prefetch: number | undefined): Promise<MutableLane | undefined> {
-    for (let failures = 0; !this.stopping; failures += 1) {
+    for (let failures = 0; !this.stop.stopping; failures += 1) {
       try {
-        const model = await Promise.race([this.deps.connection.open(true), this.stopped]);
+        const model = await Promise.race([this.deps.connection.open(true), this.stop.stopped]);
         if (model === 'stop') return undefined;
         await this.deps.queues.ensure(model, { kind: 'work', name: this.queue }, true);
         const channel: Channel = await model.createChannel();
@@ -208,13 +195,13 @@ export class Consumer {
         return lane;
       } catch (error) {
         if (this.deps.connection.terminal()) {
-          if (this.stopping) return undefined;
+          if (this.stop.stopping) return undefined;
           throw error;
         }
         this.deps.logger.warn({ queue: this.queue, error: text(error) }, 'cannot open the consumer channel; retrying');
         // `failures` counts the failures before this one (0 at the first), so the
         // retry that follows is attempt failures + 1: the first waits initialDelayMs.
-        await pause(reconnectDelayMs(this.deps.options.reconnect, failures + 1), this.stopController.signal);
+        await pause(reconnectDelayMs(this.deps.options.reconnect, failures + 1), this.stop.signal);
       }
     }
     return undefined;
@@ -222,37 +209,13 @@ export class Consumer {
 
   /** Takes one slot of `maxMessages`; false once the limit is reached (and stops the loop). */
   private reserve(): boolean {
-    if (this.stopping) return false;
+    if (this.stop.stopping) return false;
     if (this.drain.reached()) {
-      if (this.inFlight.size === 0) this.requestStop();
+      if (this.inFlight.size === 0) this.stop.request();
       return false;
     }
     this.drain.taken += 1;
     return true;
-  }
-
-  private hand(delivery: RabbitMqDelivery): Promise<void> {
-    this.drain.touch();
-    const job = this.handle(delivery);
-    this.inFlight.set(delivery, job);
-    return job;
-  }
-
-  /** One async function per delivery (not a promise chain): fewer promises and closures on the hot path. */
-  private async handle(delivery: RabbitMqDelivery): Promise<void> {
-    try {
-      await this.onDelivery(delivery);
-    } catch (error) {
-      this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
-    } finally {
-      if (delivery.abandon()) {
-        this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; requeueing it');
-      }
-      this.inFlight.delete(delivery);
-      this.drain.touch();
-      if (this.drain.reached() && this.inFlight.size === 0) this.requestStop();
-      this.slotFreed?.();
-    }
   }
 
   /**
@@ -272,11 +235,11 @@ export class Consumer {
 
   /** Stop after `idleMs` without a delivery and with nothing in flight. */
   private armIdle(): void {
-    this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
+    this.drain.armIdle(() => this.stop.stopping, () => this.inFlight.size > 0, () => this.stop.request());
   }
 
   private async finish(lane: MutableLane): Promise<void> {
-    await Promise.allSettled(this.inFlight.values());
+    await this.inFlight.settled();
     this.holds.flush();
     lane.acker.flush();
     await lane.channel.close().catch(() => undefined);

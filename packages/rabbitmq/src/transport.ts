@@ -4,7 +4,6 @@ import {
   maskUrl,
   type ConnectOptions,
   type ConsumeOptions,
-  type HeaderValue,
   type OutgoingMessage,
   type PublishOutcome,
   type ScannedRecord,
@@ -14,20 +13,21 @@ import {
 } from '@babelqueue/core';
 import {
   outcomesOf,
-  connectWithin,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
 } from '@babelqueue/core/binding';
-import type { Channel, GetMessage } from 'amqplib';
+import type { Channel } from 'amqplib';
 import { ConnectionManager } from './connection.js';
 import { Consumer } from './consume-loop.js';
-import { BROKER, TransportClosedError } from './errors.js';
+import { BROKER } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './projection.js';
 import { Publisher, type PublishRequest } from './publisher.js';
 import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';
 import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
+import { browseQueue, scanQueue } from './scan.js';
 import { assertAmqpUrl } from './url.js';
 
 /**
@@ -52,9 +52,7 @@ export class RabbitMqTransport implements Transport {
   private readonly connection: ConnectionManager;
   private readonly queues: QueueDeclarer;
   private readonly publisher: Publisher;
-  private readonly stop = new AbortController();
-  private readonly running = new Set<Promise<void>>();
-  private closing: Promise<void> | undefined;
+  private readonly lifecycle = new TransportLifecycle(BROKER);
 
   constructor(options: RabbitMqTransportOptions) {
     assertAmqpUrl(options.url);
@@ -72,16 +70,8 @@ export class RabbitMqTransport implements Transport {
    * out, naming the last error. Reconnection after that stays automatic.
    */
   async connect(options: ConnectOptions): Promise<void> {
-    this.assertOpen();
-    if (this.connection.current() !== undefined) return;
-    await connectWithin(this.target, options, async ({ note }) => {
-      const unsubscribe = this.connection.onFailure(note);
-      try {
-        await this.connection.open(true);
-      } finally {
-        unsubscribe();
-      }
-    });
+    this.lifecycle.assertOpen();
+    await this.connection.connect(this.target, options);
   }
 
   /**
@@ -93,7 +83,7 @@ export class RabbitMqTransport implements Transport {
   publish(message: OutgoingMessage): Promise<void> {
     // Not async: the send's own promise goes back (no wrapper per message); a throw still arrives as a rejection.
     try {
-      this.assertOpen();
+      this.lifecycle.assertOpen();
       return this.publisher.send(this.request(message));
     } catch (error) {
       return Promise.reject(error);
@@ -107,7 +97,7 @@ export class RabbitMqTransport implements Transport {
    * confirm, nack, return or channel loss.
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return outcomesOf(messages, await this.publisher.sendMany(messages.map((m) => this.request(m))));
   }
 
@@ -124,7 +114,7 @@ export class RabbitMqTransport implements Transport {
 
   /** Writes `body` as is to `queue` (a DLQ record, a redrive), persistent and confirmed; `headers` ride the AMQP headers. */
   async publishRaw(queue: string, body: Buffer, headers: Readonly<Record<string, string>> = {}): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.publisher.send({
       spec: { kind: 'work', name: queue },
       body,
@@ -149,15 +139,7 @@ export class RabbitMqTransport implements Transport {
    */
   async browse(queue: string, max: number, options: BrowseOptions = {}): Promise<Buffer[]> {
     if (options.allowCountedReads !== true) await refuseCountedRead(await this.connection.open(this.options.publishWhileDisconnected === 'wait'), queue, 'browse');
-    return this.withChannel(async (channel) => {
-      const bodies: Buffer[] = [];
-      while (bodies.length < max) {
-        const message: GetMessage | false = await channel.get(queue, { noAck: false });
-        if (message === false) break;
-        bodies.push(message.content);
-      }
-      return bodies;
-    }, []);
+    return this.withChannel((channel) => browseQueue(channel, queue, max), []);
   }
 
   /**
@@ -176,29 +158,11 @@ export class RabbitMqTransport implements Transport {
    * properties as `amqp.<name>`. An absent queue reads as empty.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const offset = options.offset ?? 0;
     const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     if (options.allowCountedReads !== true) await refuseCountedRead(model, queue, 'scan');
-    const channel = await model.createChannel();
-    channel.on('error', () => undefined);
-    try {
-      for (let index = 0; index < this.options.scanWindow; index++) {
-        if (options.signal?.aborted) return;
-        let message: GetMessage | false;
-        try {
-          message = await channel.get(queue, { noAck: false });
-        } catch (error) {
-          if ((error as { code?: number }).code === 404) return;
-          throw error;
-        }
-        if (message === false) return;
-        if (index >= offset) yield { body: message.content, headers: nativeMetadata(message), index };
-      }
-    } finally {
-      // Closing the channel releases every message it holds, in place.
-      await channel.close().catch(() => undefined);
-    }
+    yield* scanQueue(model, queue, { offset, window: this.options.scanWindow, signal: options.signal });
   }
 
   /** The ready messages of `queue` (`queue.declare` passive); messages held unacknowledged are not counted. An absent queue is 0. */
@@ -213,7 +177,7 @@ export class RabbitMqTransport implements Transport {
 
   /** An AMQP connection is open now: false before `connect`, while it reconnects, and from `close()` on. */
   get connected(): boolean {
-    return this.closing === undefined && this.connection.current() !== undefined;
+    return !this.lifecycle.closed && this.connection.current() !== undefined;
   }
 
   /** Removes every ready message of `queue`; resolves with how many. An absent queue purges 0. */
@@ -223,39 +187,24 @@ export class RabbitMqTransport implements Transport {
 
   /** Consumes `queue` until the signal aborts or a drain limit is reached; see {@link RabbitMqTransportOptions.mode}. */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const consumer = new Consumer(
       { connection: this.connection, queues: this.queues, publisher: this.publisher, logger: this.options.logger, options: this.options },
       queue,
       onDelivery,
       options,
     );
-    const run = consumer.run(this.stop.signal);
-    this.running.add(run);
-    try {
-      await run;
-    } finally {
-      this.running.delete(run);
-    }
+    await this.lifecycle.track(consumer.run(this.lifecycle.signal));
   }
 
   /** Stops the consume loops (in-flight deliveries settle first), then closes the connection. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.stop.abort();
-      await Promise.allSettled(this.running);
-      await this.connection.close();
-    })();
-    return this.closing;
-  }
-
-  private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError(BROKER);
+    return this.lifecycle.close(() => this.connection.close());
   }
 
   /** Runs `use` on a short-lived channel; a 404 (no such queue) yields `absent`. */
   private async withChannel<T>(use: (channel: Channel) => Promise<T>, absent: T): Promise<T> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const model = await this.connection.open(this.options.publishWhileDisconnected === 'wait');
     const channel = await model.createChannel();
     channel.on('error', () => undefined);
@@ -268,26 +217,4 @@ export class RabbitMqTransport implements Transport {
       await channel.close().catch(() => undefined);
     }
   }
-}
-
-/** The AMQP headers table and the set basic properties (`amqp.message_id`, …) as plain values. */
-function nativeMetadata(message: GetMessage): Record<string, HeaderValue> {
-  const out: Record<string, HeaderValue> = {};
-  const { headers, ...properties } = message.properties as unknown as { headers?: Record<string, unknown> } & Record<string, unknown>;
-  for (const [name, value] of Object.entries(properties)) {
-    if (value !== undefined && value !== null) out[`amqp.${snake(name)}`] = plain(value);
-  }
-  for (const [name, value] of Object.entries(headers ?? {})) out[name] = plain(value);
-  return out;
-}
-
-function plain(value: unknown): HeaderValue {
-  if (value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  if (typeof value === 'bigint') return value.toString();
-  return JSON.stringify(value) ?? String(value);
-}
-
-function snake(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -13,7 +13,9 @@ import {
   type TransportCapabilities,
 } from '@babelqueue/core';
 import {
+  indexesByQueue,
   projectSqs,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
   type RawPublishOptions,
@@ -24,7 +26,7 @@ import { browseQueue, isDeadLetterQueueName, purgeQueue, queueDepth, removeFromQ
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
 import { deadLetterOutgoing } from './dead-letter.js';
-import { BROKER, QueueNotFoundError, TransportClosedError, WorkQueueBrowseError } from './errors.js';
+import { BROKER, QueueNotFoundError, WorkQueueBrowseError } from './errors.js';
 import { resolveOptions, type ResolvedOptions, type SqsTransportOptions } from './options.js';
 import { QueueDirectory, type QueueInfo } from './queues.js';
 import { SQS_CAPABILITIES, SQS_RULES } from './rules.js';
@@ -57,11 +59,9 @@ export class SqsTransport implements Transport {
   private readonly queues: QueueDirectory;
   private readonly sender: Sender;
   private readonly batcher: SettleBatcher;
-  private readonly closing = new AbortController();
-  private readonly running = new Set<Promise<void>>();
+  private readonly lifecycle = new TransportLifecycle(BROKER);
   /** Queues already warned about (no RedrivePolicy while dead-lettering is off): once per queue. */
   private readonly warnedNoRedrive = new Set<string>();
-  private closed: Promise<void> | undefined;
 
   constructor(options: SqsTransportOptions = {}) {
     this.options = resolveOptions(options, options.logger ?? consoleLogger());
@@ -74,7 +74,7 @@ export class SqsTransport implements Transport {
 
   /** The last SQS request got an answer (see `Connection.reached`); false after `close()`. */
   get connected(): boolean {
-    return this.closed === undefined && this.connection.reached;
+    return !this.lifecycle.closed && this.connection.reached;
   }
 
   /** The visible messages of `queue` ({@link depth}): in-flight and delayed ones are not counted. */
@@ -92,9 +92,9 @@ export class SqsTransport implements Transport {
    * before the worker says it is consuming.
    */
   async connect(options: ConnectOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.connection.verify(options);
-    if (options.queue !== undefined) await this.lookUpToConsume(options.queue, options.signal ?? this.closing.signal);
+    if (options.queue !== undefined) await this.lookUpToConsume(options.queue, options.signal ?? this.lifecycle.signal);
   }
 
   /** The visibility timeout each receive asks for (the same for every queue): the reservation the heartbeat renews. */
@@ -108,7 +108,7 @@ export class SqsTransport implements Transport {
    * queue name.
    */
   async publish(message: OutgoingMessage): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.sender.send(message.queue, outgoingOf(message));
   }
 
@@ -122,15 +122,9 @@ export class SqsTransport implements Transport {
    * so nothing is silently lost.
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const results: PublishOutcome[] = new Array(messages.length);
-    const byQueue = new Map<string, number[]>();
-    messages.forEach((message, index) => {
-      const indexes = byQueue.get(message.queue);
-      if (indexes === undefined) byQueue.set(message.queue, [index]);
-      else indexes.push(index);
-    });
-    await Promise.all([...byQueue].map(async ([queue, indexes]) => {
+    await Promise.all([...indexesByQueue(messages)].map(async ([queue, indexes]) => {
       const outcomes = await this.sender.sendMany(queue, indexes.map((i) => outgoingOf(messages[i]!)));
       outcomes.forEach((outcome, k) => {
         const index = indexes[k]!;
@@ -148,7 +142,7 @@ export class SqsTransport implements Transport {
    * deduplication id (a record written back twice is never deduplicated away).
    */
   async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>, options: RawPublishOptions = {}): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.sender.send(queue, {
       body,
       attributes: riderAttributes(headers),
@@ -164,7 +158,7 @@ export class SqsTransport implements Transport {
    * and a receive costs a work queue's message an attempt.
    */
   async browse(queue: string, max: number): Promise<Buffer[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     this.assertBrowsable(queue, 'browse');
     return this.onQueue(queue, (info) => browseQueue(this.tools(), info, max), []);
   }
@@ -177,7 +171,7 @@ export class SqsTransport implements Transport {
    * queue reads as empty.
    */
   async *scan(queue: string, options: ScanOptions = {}): AsyncGenerator<ScannedRecord> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     this.assertBrowsable(queue, 'scan');
     const info = await this.onQueue(queue, async (found) => found, undefined);
     if (info !== undefined) yield* scanQueue(this.tools(), info, options);
@@ -185,7 +179,7 @@ export class SqsTransport implements Transport {
 
   /** Every queue of the account and region (`ListQueues`, page by page), by name. */
   async listQueues(): Promise<string[]> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const names: string[] = [];
     let token: string | undefined;
     do {
@@ -201,7 +195,7 @@ export class SqsTransport implements Transport {
    * an estimate on a busy queue); see {@link queueDepth}. An absent queue: 0.
    */
   async depth(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return this.onQueue(queue, (info) => queueDepth(this.tools(), info), 0);
   }
 
@@ -212,14 +206,14 @@ export class SqsTransport implements Transport {
    * on the way are received.
    */
   async remove(queue: string, body: Buffer): Promise<boolean> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     this.assertBrowsable(queue, 'remove');
     return this.onQueue(queue, (info) => removeFromQueue(this.tools(), info, body), false);
   }
 
   /** Deletes every visible message of `queue`; resolves with how many. See {@link purgeQueue}. An absent queue purges 0. */
   async purge(queue: string): Promise<number> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return this.onQueue(queue, (info) => purgeQueue(this.tools(), info), 0);
   }
 
@@ -234,7 +228,7 @@ export class SqsTransport implements Transport {
    * touched (deleting it is the caller's).
    */
   async writeDeadLetter(queue: string, record: Buffer, received: Message, options: { readonly versionGated?: boolean } = {}): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     await this.sender.send(queue, deadLetterOutgoing(record, received, options.versionGated === true));
   }
 
@@ -244,7 +238,7 @@ export class SqsTransport implements Transport {
    * after `seconds` (0: at once), as a retry's release does here.
    */
   async changeVisibility(queue: string, receiptHandle: string, seconds: number): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const info = await this.queues.get(queue, false);
     await this.batcher.changeVisibility(info.url, receiptHandle, seconds);
   }
@@ -255,7 +249,7 @@ export class SqsTransport implements Transport {
    * does not exist (unless `createQueues`).
    */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const info = await this.lookUpToConsume(queue, options.signal);
     if (info === undefined) return;
     if (options.deadLettering === false && info.redrivePolicy === false) this.warnNoRedrivePolicy(queue);
@@ -266,16 +260,13 @@ export class SqsTransport implements Transport {
       sender: this.sender,
       options: this.options,
       logger: this.options.logger,
-      closing: this.closing.signal,
+      closing: this.lifecycle.signal,
     }, onDelivery, options);
-    this.running.add(run);
     try {
-      await run;
+      await this.lifecycle.track(run);
     } catch (error) {
       if (isQueueMissing(error)) this.queues.forget(queue);
       throw error;
-    } finally {
-      this.running.delete(run);
     }
   }
 
@@ -285,12 +276,7 @@ export class SqsTransport implements Transport {
    * longer than the settlements in flight take to fail.
    */
   close(): Promise<void> {
-    this.closed ??= (async () => {
-      this.closing.abort();
-      await Promise.allSettled(this.running);
-      this.connection.destroy();
-    })();
-    return this.closed;
+    return this.lifecycle.close(() => this.connection.destroy());
   }
 
   /**
@@ -305,17 +291,13 @@ export class SqsTransport implements Transport {
         return await this.queues.get(queue);
       } catch (error) {
         if (error instanceof QueueNotFoundError || isQueueMissing(error) || isFatalClientError(error)) throw error;
-        if (signal.aborted || this.closing.signal.aborted) return undefined;
+        if (signal.aborted || this.lifecycle.signal.aborted) return undefined;
         const pauseMs = reconnectDelayMs(CALL_RETRY_BACKOFF, failures);
         this.options.logger.warn({ queue, error: describe(error), retryInMs: pauseMs }, 'queue look-up failed; trying again');
-        await pause(pauseMs, signal, this.closing.signal);
-        if (signal.aborted || this.closing.signal.aborted) return undefined;
+        await pause(pauseMs, signal, this.lifecycle.signal);
+        if (signal.aborted || this.lifecycle.signal.aborted) return undefined;
       }
     }
-  }
-
-  private assertOpen(): void {
-    if (this.closed) throw new TransportClosedError(BROKER);
   }
 
   /**

@@ -142,11 +142,11 @@ function releaseDelay({ config, capabilities }: PolicyInput): { delayMs: number;
  */
 function boundedRetry(input: PolicyInput, reason: 'failed' | 'unknown_urn', again: () => { delayMs: number; rule: RetryRule }): Verdict {
   const dlq = input.config.deadLetterQueue;
-  // Without a retry path (Kafka without tiers) a failure below the cap raises:
+  // Without a retry path (capabilities.retry false) a failure below the cap raises:
   // the record stays uncommitted. At the cap the terminal decision still holds.
   const retry = (): Verdict => input.capabilities.retry
     ? { kind: 'retry', attempts: input.counted, ...again() }
-    : { kind: 'unsettled', why: 'the transport has no retry path (Kafka without retry tiers)' };
+    : { kind: 'unsettled', why: 'the transport has no retry path' };
   return exhaustedOr(
     input,
     reason === 'failed' ? 'handler failed' : 'no handler for the URN',

@@ -36,6 +36,21 @@ export function failedOutcomes(messages: readonly OutgoingMessage[], error: unkn
   return messages.map((message) => ({ ok: false, messageId: message.projection.messageId, error: reason }));
 }
 
+/**
+ * The indexes of `messages` grouped by queue, each group in message order,
+ * the groups in the order their queue first appears: for bindings that batch
+ * per queue and answer with one outcome per message, in order.
+ */
+export function indexesByQueue(messages: readonly OutgoingMessage[]): Map<string, number[]> {
+  const byQueue = new Map<string, number[]>();
+  messages.forEach((message, index) => {
+    const indexes = byQueue.get(message.queue);
+    if (indexes === undefined) byQueue.set(message.queue, [index]);
+    else indexes.push(index);
+  });
+  return byQueue;
+}
+
 function asError(reason: unknown): Error {
   return reason instanceof Error ? reason : new Error(String(reason));
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BabelQueueError, TransportClosedError as RootTransportClosedError } from '@babelqueue/core';
+import { BabelQueueError, silentLogger, TransportClosedError as RootTransportClosedError } from '@babelqueue/core';
 import {
   alreadySettled,
   BrokerUnavailableError,
@@ -12,6 +12,11 @@ import {
   redactSecrets,
   SettleOnce,
   TransportClosedError,
+  TransportLifecycle,
+  ReconnectingConnection,
+  LoopStop,
+  HandOver,
+  type AbandonableDelivery,
 } from '@babelqueue/core/binding';
 import { until } from '../../../../test/support/until.js';
 
@@ -76,5 +81,126 @@ describe('@babelqueue/core/binding: the mechanics every binding shares', () => {
     idle.touch();
     await until(() => stopped, 20_000, 'the idle stop');
     idle.disarm();
+  });
+
+  it('TransportLifecycle: work refused once closing began, runs waited for, released once, terminal', async () => {
+    const lifecycle = new TransportLifecycle('RabbitMQ');
+    lifecycle.assertOpen();
+    let finish!: () => void;
+    const run = lifecycle.track(new Promise<string>((resolve) => (finish = () => resolve('done'))));
+    const order: string[] = [];
+    lifecycle.signal.addEventListener('abort', () => order.push('aborted'));
+    let releases = 0;
+    const closing = lifecycle.close(() => {
+      releases += 1;
+      order.push('released');
+    });
+    assert.equal(lifecycle.closed, true);
+    assert.equal(lifecycle.signal.aborted, true, 'the loops are told at once');
+    assert.throws(() => lifecycle.assertOpen(), (error: unknown) => error instanceof TransportClosedError && error.broker === 'RabbitMQ');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(order, ['aborted'], 'nothing is released while a run is still going');
+    finish();
+    assert.equal(await run, 'done');
+    assert.equal(lifecycle.close(() => undefined), closing, 'a second close is the first');
+    await closing;
+    assert.deepEqual(order, ['aborted', 'released']);
+    assert.equal(releases, 1);
+    await assert.rejects(lifecycle.track(Promise.reject(new Error('boom'))), /boom/);
+  });
+
+  it('ReconnectingConnection: retries what retrying can cure, reconnects after a loss, gives up on a final refusal, closes for good', async () => {
+    /** A broker on demand: each dial takes the next scripted answer. */
+    class Scripted extends ReconnectingConnection<{ id: number }> {
+      readonly answers: (Error | { id: number })[] = [];
+      readonly ended: number[] = [];
+      lose: ((connection: { id: number }, error?: Error) => void) | undefined;
+      constructor() {
+        super({ broker: 'Test', label: 'Test', url: 'test://user:s3cret@host', reconnect: { initialDelayMs: 1, maxDelayMs: 5, multiplier: 2 }, logger: silentLogger });
+      }
+      protected dial(lost: (connection: { id: number }, error?: Error) => void): Promise<{ id: number }> {
+        this.lose = lost;
+        const answer = this.answers.shift() ?? new Error('connection refused by s3cret');
+        return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
+      }
+      protected end(connection: { id: number }): Promise<void> {
+        this.ended.push(connection.id);
+        return Promise.resolve();
+      }
+      protected isFinal(cause: unknown): boolean {
+        return cause instanceof Error && cause.message === 'ACCESS_REFUSED';
+      }
+    }
+    const flaky = new Scripted();
+    flaky.answers.push(new Error('ECONNREFUSED s3cret'), { id: 1 }, { id: 2 });
+    const failures: string[] = [];
+    flaky.onFailure((error) => failures.push(error.message));
+    const first = await flaky.open(true);
+    assert.deepEqual(first, { id: 1 }, 'a refused socket is tried again');
+    assert.deepEqual(failures, ['Test at test://user:***@host is unavailable: ECONNREFUSED ***'], 'the secret never shows');
+    flaky.lose!(first, new Error('reset'));
+    assert.equal(flaky.current(), undefined);
+    assert.deepEqual(await flaky.open(true), { id: 2 }, 'a lost connection comes back');
+    const waiting = new Scripted();
+    const waiter = waiting.open(true);
+    await waiting.close();
+    await assert.rejects(waiter, TransportClosedError);
+    await assert.rejects(waiting.open(false), TransportClosedError);
+    await flaky.close();
+    assert.deepEqual(flaky.ended, [2]);
+    assert.equal(flaky.terminal(), true);
+    const refused = new Scripted();
+    refused.answers.push(new Error('ACCESS_REFUSED'));
+    await assert.rejects(refused.open(true), /Test at test:\/\/user:\*\*\*@host is unavailable: ACCESS_REFUSED/);
+    assert.equal(refused.terminal(), true, 'a refused login before the first connection is final');
+  });
+
+  it('LoopStop: one stop, from a followed signal or a request, seen as flag, promise and signal', async () => {
+    const caller = new AbortController();
+    const stop = new LoopStop();
+    const unfollow = stop.follow(caller.signal, new AbortController().signal);
+    assert.equal(stop.stopping, false);
+    caller.abort();
+    assert.equal(stop.stopping, true);
+    assert.equal(stop.signal.aborted, true);
+    assert.equal(await stop.stopped, 'stop');
+    stop.request();
+    unfollow();
+    const early = new LoopStop();
+    early.follow(AbortSignal.abort());
+    assert.equal(early.stopping, true, 'an aborted signal stops it at once');
+  });
+
+  it('HandOver: counts in flight, logs a throw and an unsettled delivery (never the body), stops at maxMessages once all settled', async () => {
+    const lines: string[] = [];
+    const logger = { ...silentLogger, error: (_fields: unknown, message: string) => lines.push(message) } as typeof silentLogger;
+    const drain = new DrainLimits({ maxMessages: 2 });
+    const stop = new LoopStop();
+    let freed = 0;
+    const finishers: (() => void)[] = [];
+    const handOver = new HandOver<AbandonableDelivery>({
+      queue: 'orders',
+      logger,
+      drain,
+      stop,
+      abandoned: 'requeueing it',
+      freed: () => (freed += 1),
+      onDelivery: (delivery) => new Promise<void>((resolve, reject) => finishers.push(() => (delivery.queue === 'throws' ? reject(new Error('boom')) : resolve()))),
+    });
+    const delivery = (queue: string, unsettled: boolean) => ({ queue, abandon: () => unsettled }) as unknown as AbandonableDelivery;
+    drain.taken += 2;
+    const first = handOver.hand(delivery('throws', false));
+    const second = handOver.hand(delivery('orders', true));
+    assert.equal(handOver.size, 2);
+    finishers[0]!();
+    await first;
+    assert.equal(stop.stopping, false, 'one still in flight');
+    finishers[1]!();
+    await second;
+    await handOver.settled();
+    assert.equal(handOver.size, 0);
+    assert.equal(freed, 2);
+    assert.deepEqual(lines, ['delivery handler threw', 'delivery was not settled; requeueing it']);
+    assert.equal(stop.stopping, true, 'maxMessages taken and all settled: the loop stops');
   });
 });

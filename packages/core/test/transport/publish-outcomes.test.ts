@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type OutgoingMessage } from '@babelqueue/core';
-import { outcomesOf } from '@babelqueue/core/binding';
+import { indexesByQueue, outcomesOf } from '@babelqueue/core/binding';
 
 const message = (messageId: string): OutgoingMessage => ({
   body: Buffer.from('{}'),
@@ -16,5 +16,13 @@ describe('outcomesOf', () => {
     assert.deepEqual(outcomes.map((o) => [o.messageId, o.ok]), [['a', true], ['b', false], ['c', false]]);
     assert.equal(!outcomes[1]!.ok && outcomes[1]!.error, refused, 'an Error is kept as it is');
     assert.ok(!outcomes[2]!.ok && outcomes[2]!.error instanceof Error && outcomes[2]!.error.message === 'gone', 'a non-Error reason becomes an Error');
+  });
+});
+
+describe('indexesByQueue', () => {
+  it('groups the indexes by queue, each group in message order, queues in first-seen order', () => {
+    const on = (queue: string): OutgoingMessage => ({ ...message(queue), queue });
+    const groups = indexesByQueue([on('b'), on('a'), on('b'), on('c'), on('a')]);
+    assert.deepEqual([...groups], [['b', [0, 2]], ['a', [1, 4]], ['c', [3]]]);
   });
 });
