@@ -14,13 +14,14 @@ import {
 import {
   connectWithin,
   publishOutcomes,
+  TransportLifecycle,
   type BindingRules,
   type Delivery,
 } from '@babelqueue/core/binding';
 import { PulsarAdmin } from './admin.js';
 import { isConfigurationFailure, PulsarConnection } from './connection.js';
 import { ConsumeLoop } from './consume-loop.js';
-import { BROKER, PulsarAdminError, TransportClosedError } from './errors.js';
+import { BROKER, PulsarAdminError } from './errors.js';
 import { resolveOptions, type PulsarTransportOptions, type ResolvedOptions } from './options.js';
 import { peekSubscription } from './scan.js';
 import { Producers } from './publisher.js';
@@ -53,10 +54,8 @@ export class PulsarTransport implements Transport {
   private readonly producers: Producers;
   /** Topics whose subscription this transport has created (or found), so a publish asks only once. */
   private readonly subscribed = new Map<string, Promise<void>>();
-  private readonly stop = new AbortController();
-  private readonly running = new Set<Promise<void>>();
+  private readonly lifecycle = new TransportLifecycle(BROKER);
   private probed = false;
-  private closing: Promise<void> | undefined;
 
   constructor(options: PulsarTransportOptions) {
     this.options = resolveOptions(options, options?.logger ?? consoleLogger());
@@ -101,7 +100,7 @@ export class PulsarTransport implements Transport {
    * first failed reopen); false before `connect` and after `close()`.
    */
   get connected(): boolean {
-    return this.probed && this.closing === undefined && this.connection.reachable;
+    return this.probed && !this.lifecycle.closed && this.connection.reachable;
   }
 
   /**
@@ -202,23 +201,12 @@ export class PulsarTransport implements Transport {
       onDelivery,
       options,
     );
-    const run = loop.run(this.stop.signal);
-    this.running.add(run);
-    try {
-      await run;
-    } finally {
-      this.running.delete(run);
-    }
+    await this.lifecycle.track(loop.run(this.lifecycle.signal));
   }
 
   /** Stops the consume loops (in-flight deliveries settle first), then closes every WebSocket. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.stop.abort();
-      await Promise.allSettled(this.running);
-      this.producers.close();
-    })();
-    return this.closing;
+    return this.lifecycle.close(() => this.producers.close());
   }
 
   /** The topic of a queue name (or a full topic name). */
@@ -244,6 +232,6 @@ export class PulsarTransport implements Transport {
   }
 
   private assertOpen(): void {
-    if (this.closing) throw new TransportClosedError(BROKER);
+    this.lifecycle.assertOpen();
   }
 }

@@ -45,7 +45,7 @@ export function startupChecks(settings: AppSettings, handlers: ReadonlyMap<strin
       }
       if (!transport.capabilities.retry) {
         logger.warn({ queue, binding: transport.rules.name },
-          'this transport has no retry path: a handler that fails leaves its message unsettled until it succeeds, which stalls a Kafka partition; configure retry tiers (Kafka: retryTiersMs: DEFAULT_RETRY_TIERS_MS)');
+          `this transport has no retry path: a handler that fails leaves its message unsettled until it succeeds${transport.rules.retryPathAdvice ? `; ${transport.rules.retryPathAdvice}` : ''}`);
       }
     },
   };

@@ -42,6 +42,12 @@ export interface BindingRules {
    * Absent where the binding delays retries.
    */
   readonly delayAdvice?: string;
+  /**
+   * What to tell a user of a transport with no retry path
+   * (`capabilities.retry` false), such as how to configure one: logged once
+   * when consuming begins.
+   */
+  readonly retryPathAdvice?: string;
 }
 
 /**

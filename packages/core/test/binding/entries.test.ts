@@ -23,6 +23,10 @@ describe('the two entries of @babelqueue/core', () => {
     assert.equal(typeof binding.sqsDlqName, 'function');
   });
 
+  it('the start-up checks name no broker: a binding says its own advice (rules.retryPathAdvice, rules.delayAdvice)', () => {
+    assert.doesNotMatch(code('../../src/runtime/startup-checks.ts'), BROKERS);
+  });
+
   it('the settlement policy names no broker in what it says', () => {
     assert.doesNotMatch(code('../../src/settlement/policy.ts'), BROKERS);
     const verdict = decide({

@@ -278,7 +278,7 @@ describe('run(): honest start-up and a shutdown with a deadline', () => {
   test('a retry backoff the transport cannot apply, and a transport with no retry path, are warned about once', async () => {
     const transport = new InMemoryTransport();
     Object.assign(transport, {
-      rules: { ...transport.rules, name: 'redis-legacy', delayAdvice: "use layout: 'zset' for delayed retries" },
+      rules: { ...transport.rules, name: 'redis-legacy', delayAdvice: "use layout: 'zset' for delayed retries", retryPathAdvice: 'configure retry tiers' },
       capabilities: { delayedPublish: false, delayedRetry: false, retry: false, headers: true },
     });
     const { app, logger } = setup({ transport, retryBackoff: { baseMs: 500 } });
@@ -288,7 +288,9 @@ describe('run(): honest start-up and a shutdown with a deadline', () => {
     const ignored = logger.lines.filter((l) => l.message.startsWith('retryBackoff is ignored'));
     assert.equal(ignored.length, 1);
     assert.match(ignored[0]!.message, /use layout: 'zset'/);
-    assert.equal(logger.lines.filter((l) => l.message.includes('no retry path')).length, 1);
+    const noPath = logger.lines.filter((l) => l.message.includes('no retry path'));
+    assert.equal(noPath.length, 1);
+    assert.match(noPath[0]!.message, /until it succeeds; configure retry tiers$/);
   });
 });
 
