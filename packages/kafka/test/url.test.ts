@@ -58,6 +58,7 @@ describe('kafka:// URLs', () => {
       versionGateWithoutDeadLetter: 'bounded-retry',
       attempts: { kind: 'native-else-body', native: 'bq-attempts' },
       delayAdvice: 'on Kafka the retry tier decides the delay (retryTiersMs)',
+      retryPathAdvice: 'on Kafka that stalls the partition; configure retry tiers (retryTiersMs: DEFAULT_RETRY_TIERS_MS)',
     });
   });
 });
