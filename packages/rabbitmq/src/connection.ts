@@ -1,8 +1,9 @@
 import { connect, type ChannelModel } from 'amqplib';
 import { BROKER, BrokerUnavailableError, TransportClosedError } from './errors.js';
-import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import { reconnectDelayMs, type Logger } from '@babelqueue/core';
 import { redactCredentials } from '@babelqueue/core/binding';
 import type { ResolvedOptions } from './options.js';
+import { amqpUrls, maskAmqpUrl } from './url.js';
 
 type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
 
@@ -30,9 +31,14 @@ export class ConnectionManager {
   private readonly waiters: Waiter[] = [];
   private readonly failureListeners = new Set<(error: Error) => void>();
   private readonly masked: string;
+  /** One URL per host of the URL's host list, tried in turn. */
+  private readonly urls: readonly string[];
+  /** The host the next attempt starts with: after a loss, the one after the host that was lost. */
+  private cursor = 0;
 
   constructor(private readonly options: ResolvedOptions, private readonly logger: Logger) {
-    this.masked = maskUrl(options.url);
+    this.masked = maskAmqpUrl(options.url);
+    this.urls = amqpUrls(options.url);
   }
 
   /** True once the transport closed or the first login was refused: nothing will reconnect. */
@@ -94,13 +100,7 @@ export class ConnectionManager {
   private async connectOnce(): Promise<ChannelModel> {
     let model: ChannelModel;
     try {
-      model = await connect(this.options.url, {
-        noDelay: true,
-        // amqplib's socket inactivity bound, lifted once the handshake is done.
-        timeout: this.options.connectTimeoutMs,
-        ...this.options.tls,
-        clientProperties: { connection_name: this.options.connectionName },
-      });
+      model = await this.connectAnyHost();
     } catch (cause) {
       const error = speaksAmqp10(cause) ? this.wrongProtocol(cause) : this.unavailable(cause);
       this.lastError = error;
@@ -124,9 +124,43 @@ export class ConnectionManager {
     return model;
   }
 
+  /**
+   * One attempt over the host list: each host in turn from the cursor on, the
+   * first that accepts wins. When every host fails, the error of the last one
+   * (a refused login or certificate of any host first: retrying cannot cure it),
+   * naming each host's failure when there are several.
+   */
+  private async connectAnyHost(): Promise<ChannelModel> {
+    const failures: { url: string; cause: unknown }[] = [];
+    for (let i = 0; i < this.urls.length; i++) {
+      const index = (this.cursor + i) % this.urls.length;
+      const url = this.urls[index] as string;
+      try {
+        const model = await connect(url, {
+          noDelay: true,
+          // amqplib's socket inactivity bound, lifted once the handshake is done.
+          timeout: this.options.connectTimeoutMs,
+          ...this.options.tls,
+          clientProperties: { connection_name: this.options.connectionName },
+        });
+        this.cursor = index;
+        if (failures.length > 0) this.logger.warn({ broker: maskAmqpUrl(url), skipped: failures.length }, 'connected to the next RabbitMQ host of the list');
+        return model;
+      } catch (cause) {
+        failures.push({ url, cause });
+        if (this.state === 'closed') break;
+      }
+    }
+    const final = failures.find((f) => isConfigurationFailure(f.cause) || speaksAmqp10(f.cause));
+    if (final !== undefined) throw final.cause;
+    if (failures.length < 2) throw failures[0]?.cause;
+    const text = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause));
+    throw new Error(`every host failed (${failures.map((f) => `${maskAmqpUrl(f.url)}: ${text(f.cause)}`).join('; ')})`);
+  }
+
   private bind(model: ChannelModel): void {
     model.on('error', (error: Error) => {
-      this.logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.options.url) }, 'RabbitMQ connection error');
+      this.logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.urls[0] as string) }, 'RabbitMQ connection error');
     });
     model.on('blocked', (reason: string) => this.logger.warn({ broker: this.masked, reason }, 'RabbitMQ blocked the connection'));
     model.on('close', () => {
@@ -134,6 +168,8 @@ export class ConnectionManager {
       this.model = undefined;
       if (this.state === 'closed') return;
       this.logger.warn({ broker: this.masked }, 'RabbitMQ connection lost; reconnecting');
+      // The host that was lost is likely down: the reconnect starts with the next one.
+      this.cursor = (this.cursor + 1) % this.urls.length;
       this.failures = 0;
       this.scheduleReconnect();
     });
@@ -170,7 +206,7 @@ export class ConnectionManager {
     if (cause instanceof BrokerUnavailableError || cause instanceof TransportClosedError) return cause;
     const text = cause instanceof Error ? cause.message : String(cause ?? 'not connected');
     return new BrokerUnavailableError(BROKER, 
-      `RabbitMQ at ${this.masked} is unavailable: ${redactCredentials(text, this.options.url)}`,
+      `RabbitMQ at ${this.masked} is unavailable: ${redactCredentials(text, this.urls[0] as string)}`,
     );
   }
 }

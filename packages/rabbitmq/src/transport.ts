@@ -1,7 +1,6 @@
 import {
   type BrowseOptions,
   consoleLogger,
-  maskUrl,
   type ConnectOptions,
   type ConsumeOptions,
   type HeaderValue,
@@ -25,10 +24,11 @@ import { BROKER, TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './projection.js';
 import { Publisher, type PublishRequest } from './publisher.js';
+import { assertDeliveryLimit } from './delivery-limit.js';
 import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';
-import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
-import { assertAmqpUrl } from './url.js';
+import { RABBITMQ_CAPABILITIES, RABBITMQ_QUORUM_RULES, RABBITMQ_RULES } from './rules.js';
+import { assertAmqpUrl, maskAmqpUrl } from './url.js';
 
 /**
  * The RabbitMQ (AMQP 0-9-1) binding over amqplib.
@@ -45,7 +45,7 @@ import { assertAmqpUrl } from './url.js';
  * - Reconnects with backoff after a lost connection; consumers resume.
  */
 export class RabbitMqTransport implements Transport {
-  readonly rules: BindingRules = RABBITMQ_RULES;
+  readonly rules: BindingRules;
   readonly capabilities: TransportCapabilities = RABBITMQ_CAPABILITIES;
   readonly target: string;
   private readonly options: ResolvedOptions;
@@ -60,10 +60,11 @@ export class RabbitMqTransport implements Transport {
     assertAmqpUrl(options.url);
     this.options = resolveOptions(options, options.logger ?? consoleLogger());
     const { logger } = this.options;
+    this.rules = this.options.queueType === 'quorum' ? RABBITMQ_QUORUM_RULES : RABBITMQ_RULES;
     this.connection = new ConnectionManager(this.options, logger);
-    this.queues = new QueueDeclarer(this.connection, logger);
+    this.queues = new QueueDeclarer(this.connection, logger, this.options);
     this.publisher = new Publisher(this.connection, this.queues, logger);
-    this.target = maskUrl(this.options.url);
+    this.target = maskAmqpUrl(this.options.url);
   }
 
   /**
@@ -224,6 +225,7 @@ export class RabbitMqTransport implements Transport {
   /** Consumes `queue` until the signal aborts or a drain limit is reached; see {@link RabbitMqTransportOptions.mode}. */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     this.assertOpen();
+    if (options.maxAttempts !== undefined) await this.checkDeliveryLimit(queue, options.maxAttempts);
     const consumer = new Consumer(
       { connection: this.connection, queues: this.queues, publisher: this.publisher, logger: this.options.logger, options: this.options },
       queue,
@@ -247,6 +249,17 @@ export class RabbitMqTransport implements Transport {
       await this.connection.close();
     })();
     return this.closing;
+  }
+
+  /**
+   * Refuses to consume a quorum queue whose delivery limit is below the App's
+   * `maxAttempts` (`assertDeliveryLimit`), once the queue is declared as a
+   * consume declares it.
+   */
+  private async checkDeliveryLimit(queue: string, maxAttempts: number): Promise<void> {
+    const model = await this.connection.open(true);
+    await this.queues.ensure(model, { kind: 'work', name: queue }, true);
+    await assertDeliveryLimit(model, queue, maxAttempts);
   }
 
   private assertOpen(): void {
