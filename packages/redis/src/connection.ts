@@ -26,7 +26,7 @@ export function connect(url: string, cluster: boolean, logger: Logger): RedisCli
     throw new RedisConfigError('not a Redis URL (expected redis://host:port, rediss://host:port or redis+sentinel://host:port,host:port/<master name>)');
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new RedisConfigError(`a Redis URL starts with redis://, rediss:// or redis+sentinel://, got "${parsed.protocol}//"`);
+    throw new RedisConfigError(`a Redis URL starts with redis:// or rediss:// (redis+sentinel:// for Sentinel), got "${parsed.protocol}//"`);
   }
   if (!cluster) return logErrors(new Redis(url), logger);
   const tls = parsed.protocol === 'rediss:' ? {} : undefined;

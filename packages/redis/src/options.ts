@@ -1,6 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
 import { ConfigurationError, type Logger } from '@babelqueue/core';
-import { isSentinelUrl } from './sentinel.js';
 
 /** The two key layouts of the Redis binding. */
 export type RedisLayout = 'legacy' | 'zset';
@@ -94,7 +93,7 @@ export function resolveOptions(options: RedisTransportOptions): ResolvedOptions 
   if (options.url !== undefined && options.redis !== undefined) {
     throw new RedisConfigError('pass either url or redis, not both');
   }
-  const waitForReplicas = options.waitForReplicas ?? (options.url !== undefined && isSentinelUrl(options.url) ? 1 : 0);
+  const waitForReplicas = options.waitForReplicas ?? (options.url?.toLowerCase().startsWith('redis+sentinel://') === true ? 1 : 0);
   if (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0) {
     throw new RedisConfigError(`waitForReplicas must be an integer >= 0, got ${String(waitForReplicas)}`);
   }
