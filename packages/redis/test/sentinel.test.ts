@@ -62,7 +62,7 @@ describe('Redis behind Sentinel (redis-sentinel)', { skip: sentinel.skip }, () =
 
   it("is what the core's URL registry builds for redis+sentinel://", async () => {
     const t = await coreTransportFromUrl(url);
-    assert.ok(t instanceof RedisTransport);
+    assert.ok(t instanceof RedisTransport, 'a RedisTransport');
     track(t);
     await t.connect({ timeoutMs: 30_000 });
     await t.close();

@@ -241,7 +241,7 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     };
     const cutOnce = async () => ownsBroker(driver.lab) && driver.cluster === undefined
       ? driver.cut(producerTarget)
-      : `ss -K on this run's own connections only (${driver.lab} is shared): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
+      : `ss -K on this run's own connections only (${driver.cluster === undefined ? `${driver.lab} is shared` : `on the ${driver.cluster} cluster`}): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
     let faultsDone = !options.faults;
     const faulting = (async () => {
       if (!options.faults) return;
