@@ -225,7 +225,15 @@ export class RabbitMqTransport implements Transport {
   /** Consumes `queue` until the signal aborts or a drain limit is reached; see {@link RabbitMqTransportOptions.mode}. */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     this.assertOpen();
-    if (options.maxAttempts !== undefined) await this.checkDeliveryLimit(queue, options.maxAttempts);
+    if (options.maxAttempts !== undefined) {
+      try {
+        await this.checkDeliveryLimit(queue, options.maxAttempts);
+      } catch (error) {
+        // Closed while the check waited for a connection: the consume ends as a closed one does.
+        if (this.closing !== undefined && error instanceof TransportClosedError) return;
+        throw error;
+      }
+    }
     const consumer = new Consumer(
       { connection: this.connection, queues: this.queues, publisher: this.publisher, logger: this.options.logger, options: this.options },
       queue,

@@ -9,6 +9,7 @@ import { ConfigurationError, createApp, silentLogger } from '@babelqueue/core';
 import { RabbitMqTransport } from '@babelqueue/rabbitmq';
 import { cluster, clusterNode } from '../../../test/support/clusters.js';
 import { until } from '../../../test/support/until.js';
+import { queueType } from '../src/queue-type.js';
 import { envelope, Raw, uniqueQueue } from './support/rabbit.js';
 
 const URN = 'urn:babel:orders:created';
@@ -58,6 +59,23 @@ describe('RabbitMQ cluster (rabbitmq-ha)', { skip: ha.skip }, () => {
       const channel = await raw.model.createChannel();
       channel.on('error', () => undefined);
       await assert.rejects(channel.assertQueue(q, { durable: true, arguments: { 'x-queue-type': 'classic' } }), /current is 'quorum'/);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('a delayed publish rides a quorum delay queue (at-least-once dead-lettering) into the quorum work queue', async () => {
+    const q = queue('bq-ha-delay');
+    created.push(`${q}.delay.300`);
+    const transport = new RabbitMqTransport({ url, queueType: 'quorum', logger: silentLogger });
+    try {
+      const { body, projection } = envelope(URN, { order_id: 4 }, q);
+      await transport.connect({ timeoutMs: 30_000 });
+      await transport.publish({ body, queue: q, projection, delayMs: 300 });
+      await raw.waitForCount(q, 1, 30_000);
+      const [message] = await raw.drain(q);
+      assert.ok(message!.content.equals(body), 'the body arrives byte for byte');
+      assert.equal(await queueType(raw.model, `${q}.delay.300`), 'quorum');
     } finally {
       await transport.close();
     }
