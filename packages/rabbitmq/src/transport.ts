@@ -1,5 +1,6 @@
 import {
   type BrowseOptions,
+  ConfigurationError,
   consoleLogger,
   type ConnectOptions,
   type ConsumeOptions,
@@ -227,7 +228,7 @@ export class RabbitMqTransport implements Transport {
     this.assertOpen();
     if (options.maxAttempts !== undefined) {
       try {
-        await this.checkDeliveryLimit(queue, options.maxAttempts);
+        await this.checkDeliveryLimit(queue, options.maxAttempts, options.signal);
       } catch (error) {
         // Closed while the check waited for a connection: the consume ends as a closed one does.
         if (this.closing !== undefined && error instanceof TransportClosedError) return;
@@ -262,12 +263,26 @@ export class RabbitMqTransport implements Transport {
   /**
    * Refuses to consume a quorum queue whose delivery limit is below the App's
    * `maxAttempts` (`assertDeliveryLimit`), once the queue is declared as a
-   * consume declares it.
+   * consume declares it. A connection lost mid-check is waited out and the
+   * check run again on the next one; an abort of the consume ends the wait.
    */
-  private async checkDeliveryLimit(queue: string, maxAttempts: number): Promise<void> {
-    const model = await this.connection.open(true);
-    await this.queues.ensure(model, { kind: 'work', name: queue }, true);
-    await assertDeliveryLimit(model, queue, maxAttempts);
+  private async checkDeliveryLimit(queue: string, maxAttempts: number, signal: AbortSignal): Promise<void> {
+    const aborted = new Promise<'stop'>((resolve) => {
+      if (signal.aborted) resolve('stop');
+      signal.addEventListener('abort', () => resolve('stop'), { once: true });
+    });
+    for (;;) {
+      const model = await Promise.race([this.connection.open(true), aborted]);
+      if (model === 'stop') return;
+      try {
+        await this.queues.ensure(model, { kind: 'work', name: queue }, true);
+        await assertDeliveryLimit(model, queue, maxAttempts);
+        return;
+      } catch (error) {
+        if (error instanceof ConfigurationError || this.connection.terminal() || this.connection.current() === model) throw error;
+        this.options.logger.debug({ queue }, 'connection lost while checking the delivery limit; checking again on the next one');
+      }
+    }
   }
 
   private assertOpen(): void {
