@@ -9,7 +9,7 @@ import { afterEach, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createApp, transportFromUrl as coreTransportFromUrl } from '@babelqueue/core';
 import { cluster, clusterNode } from '../../../test/support/clusters.js';
-import { RedisConfigError, RedisTransport, redisTransportFromUrl } from '../src/index.js';
+import { RedisConfigError, RedisTransport, redisTransportFromUrl, ReplicationTimeoutError } from '../src/index.js';
 import { parseSentinelUrl } from '../src/sentinel.js';
 import { captureLogger, closeTransports, track, uniqueQueue, until } from './support/redis.js';
 
@@ -66,6 +66,20 @@ describe('Redis behind Sentinel (redis-sentinel)', { skip: sentinel.skip }, () =
     track(t);
     await t.connect({ timeoutMs: 30_000 });
     await t.close();
+  });
+
+  it('a publish waits for its replicas (WAIT): more than there are is a ReplicationTimeoutError naming the counts', async () => {
+    const q = uniqueQueue('bq-sentinel-wait');
+    const t = track(new RedisTransport({ url, waitForReplicas: 3, waitForReplicasMs: 300, logger: captureLogger() }));
+    await assert.rejects(t.publishRaw(q, Buffer.from('{"attempts":0}')), (error: Error) => {
+      assert.ok(error instanceof ReplicationTimeoutError, `a ReplicationTimeoutError, got ${error.name}`);
+      assert.match(error.message, /2 of the 3 replica\(s\) waitForReplicas asks for confirmed it within 300 ms/);
+      return true;
+    });
+    // The default with Sentinel (one replica) resolves.
+    const ok = track(new RedisTransport({ url, logger: captureLogger() }));
+    await ok.publishRaw(q, Buffer.from('{"attempts":0}'));
+    await t.purge(q);
   });
 
   for (const layout of ['legacy', 'zset'] as const) {
