@@ -35,9 +35,20 @@ redis_cluster_ha_node_ready() {
   redis_cluster_ha_ready
 }
 
+# A master restarted empty before its replica took its slots over would keep
+# them, and its replica would resync to the empty data set: every message of
+# those slots lost. So a node comes back only once no live node lists it as
+# the master of any slot (the failover happened).
 redis_cluster_ha_restore_node() {
-  local d="$LAB/redis-cluster-ha" port=$((7100 + $1))
+  local d="$LAB/redis-cluster-ha" port=$((7100 + $1)) id other deadline
   [[ " $redis_cluster_ha_nodes " == *" $1 "* ]] || { warn redis-cluster-ha "no node $1 (nodes: $redis_cluster_ha_nodes)"; return 1; }
+  id=$(awk '/myself/ {print $1}' "$d/$port/nodes.conf" 2>/dev/null)
+  other=$(( port == 7101 ? 7102 : 7101 ))
+  deadline=$(( $(date +%s) + redis_cluster_ha_timeout ))
+  while [ -n "$id" ] && rch_cli "$other" cluster nodes | awk -v id="$id" '$1 == id && NF >= 9 {found = 1} END {exit !found}'; do
+    [ "$(date +%s)" -lt "$deadline" ] || { warn redis-cluster-ha "node $1 still holds slots (no failover): not restoring it empty"; return 1; }
+    sleep 0.5
+  done
   mkdir -p "$d/$port"
   start_node redis-cluster-ha "$1" "$d/$port.log" redis-server --port "$port" --bind "$HOST" --dir "$d/$port" \
     --cluster-enabled yes --cluster-config-file "$d/$port/nodes.conf" --cluster-node-timeout 3000 \

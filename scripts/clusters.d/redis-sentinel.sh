@@ -86,8 +86,12 @@ redis_sentinel_kill_node() { kill_node_pids redis-sentinel "$(redis_sentinel_nod
 # A node comes back as a replica of the current primary (Sentinel would demote
 # a returning old primary anyway; starting it as a replica never lets it serve
 # its empty data set as a primary meanwhile).
+# A killed primary comes back only once Sentinel has promoted another node.
 redis_sentinel_restore_node() {
-  local p
-  p=$(redis_sentinel_primary_port) || { warn redis-sentinel "no primary reported: cannot restore node $1"; return 1; }
+  local p deadline=$(( $(date +%s) + redis_sentinel_timeout ))
+  until p=$(redis_sentinel_primary_port) && [ "$p" != "639$1" ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || { warn redis-sentinel "no failover away from node $1: not restoring it"; return 1; }
+    sleep 0.5
+  done
   redis_sentinel_data_node "$1" --replicaof "$HOST" "$p"
 }

@@ -21,6 +21,8 @@ export const CLUSTER_DRIVERS: Readonly<Record<string, () => Promise<{ default: B
   'rabbitmq-ha': () => import('./rabbitmq-ha.js'),
   'redis-sentinel-legacy': () => import('./redis-sentinel.js').then((m) => ({ default: m.legacy })),
   'redis-sentinel-zset': () => import('./redis-sentinel.js').then((m) => ({ default: m.zset })),
+  'redis-cluster-ha-legacy': () => import('./redis-cluster-ha.js').then((m) => ({ default: m.legacy })),
+  'redis-cluster-ha-zset': () => import('./redis-cluster-ha.js').then((m) => ({ default: m.zset })),
 };
 
 export async function loadDriver(name: string): Promise<BrokerDriver> {
