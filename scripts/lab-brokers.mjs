@@ -79,9 +79,17 @@ export async function adoptLabBrokers(root, env = process.env) {
   return { vars: Object.fromEntries(found.map((b) => [b.variable, b.url])), adopted: found.map((b) => b.name) };
 }
 
-/** The closing line of a run whose broker suites were skipped (names from test/support/brokers.ts), or undefined. */
+/**
+ * The closing line of a run whose broker or cluster suites were skipped (names
+ * from test/support/brokers.ts; a cluster's as `cluster:<name>`, from
+ * test/support/clusters.ts), or undefined.
+ */
 export function skippedLine(names) {
   const unique = [...new Set(names)].sort();
-  if (unique.length === 0) return undefined;
-  return `skipped broker suites (no broker): ${unique.join(', ')}; start them with: scripts/brokers up ${unique.join(' ')}`;
+  const brokers = unique.filter((n) => !n.startsWith('cluster:'));
+  const clusters = unique.filter((n) => n.startsWith('cluster:')).map((n) => n.slice('cluster:'.length));
+  const parts = [];
+  if (brokers.length > 0) parts.push(`skipped broker suites (no broker): ${brokers.join(', ')}; start them with: scripts/brokers up ${brokers.join(' ')}`);
+  if (clusters.length > 0) parts.push(`skipped cluster suites (no cluster): ${clusters.join(', ')}; start them with: scripts/clusters up ${clusters.join(' ')}`);
+  return parts.length === 0 ? undefined : parts.join('\n');
 }

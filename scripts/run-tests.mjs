@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: every *.test.ts under packages/*/test and test/, run from source
 // with node's test runner under c8 (coverage gate on @babelqueue/core).
-// Broker URLs written by `scripts/brokers up` are picked up automatically;
+// Broker URLs written by `scripts/brokers up` (and cluster URLs written by
+// `scripts/clusters up`) are picked up automatically;
 // without .brokers/env, brokers answering on the lab's ports are adopted. The
 // run ends with one line naming the broker suites it skipped.
 import { spawnSync } from 'node:child_process';
@@ -24,8 +25,9 @@ function testFiles(dir) {
   });
 }
 
-function loadBrokerEnv() {
-  const file = join(root, '.brokers', 'env');
+/** The URLs `scripts/brokers up` wrote to .brokers/env, or `scripts/clusters up` to .clusters/env. */
+function loadEnvFile(dir) {
+  const file = join(root, dir, 'env');
   if (!existsSync(file)) return {};
   const env = {};
   for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -75,7 +77,7 @@ const skippedFile = join(scratch, 'skipped');
 const result = spawnSync(process.execPath, args, {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, ...loadBrokerEnv(), ...adoptedVars, BABELQUEUE_SKIPPED_FILE: skippedFile },
+  env: { ...process.env, ...loadEnvFile('.brokers'), ...loadEnvFile('.clusters'), ...adoptedVars, BABELQUEUE_SKIPPED_FILE: skippedFile },
 });
 const line = skippedLine(existsSync(skippedFile) ? readFileSync(skippedFile, 'utf8').split('\n').filter(Boolean) : []);
 rmSync(scratch, { recursive: true, force: true });

@@ -38,6 +38,33 @@ export function brokerUrl(name: BrokerName): string | undefined {
   return undefined;
 }
 
+/** The cluster lab's folder (`scripts/clusters` writes `env` there). */
+export const CLUSTERS_DIR = process.env.BABELQUEUE_CLUSTERS_DIR ?? join(ROOT, '.clusters');
+
+/** The variable a scripts/clusters.d/<name>.sh declares for its URL. */
+export function clusterVariable(name: string): string {
+  const text = readFileSync(join(ROOT, 'scripts', 'clusters.d', `${name}.sh`), 'utf8');
+  return new RegExp(`^${name.replaceAll('-', '_')}_env=(\\S+)$`, 'm').exec(text)?.[1] ?? `(no ${name}_env)`;
+}
+
+/** A cluster's URL: the environment first, then `.clusters/env`. */
+export function clusterUrl(name: string): string | undefined {
+  const variable = clusterVariable(name);
+  if (process.env[variable]) return process.env[variable];
+  const file = join(CLUSTERS_DIR, 'env');
+  if (!existsSync(file)) return undefined;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m?.[1] === variable) return m[2];
+  }
+  return undefined;
+}
+
+/** `scripts/clusters kill-node|restore-node <name> <node>` (a restore waits until the node has rejoined). */
+export async function clusterNode(action: 'kill-node' | 'restore-node', name: string, node: string): Promise<void> {
+  await run(join(ROOT, 'scripts/clusters'), [action, name, node], { timeoutMs: 600_000 });
+}
+
 /** The variable that names a lab broker's URL. */
 export function brokerVariable(name: BrokerName): string {
   return ENV[name];

@@ -2,8 +2,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DRIVERS, loadDriver } from './drivers/index.js';
-import { brokerUrl, brokerVariable, ROOT } from './lab.js';
+import { CLUSTER_DRIVERS, DRIVERS, loadDriver } from './drivers/index.js';
+import { brokerUrl, brokerVariable, clusterUrl, clusterVariable, ROOT } from './lab.js';
 import { WorkerBundle } from './pool.js';
 import { judge, printTable, type DriverReport, type Report } from './report.js';
 import { freshSeed, Rng } from './rng.js';
@@ -18,6 +18,8 @@ const USAGE = `npm run reliability -- [options]
   --full              100,000 messages and 100,000 fuzzed bodies per broker (default: the CI sizes, 5,000 and 10,000)
   --seed N            replay the random choices of an earlier run (printed at its start)
   --brokers a,b       only these drivers (${Object.keys(DRIVERS).join(', ')})
+  --cluster           the cluster rows instead (${Object.keys(CLUSTER_DRIVERS).join(', ')}), on scripts/clusters' lab:
+                      the broker restart of each stream is the queue's leader (primary) node SIGKILLed and restored
   --except a,b        every driver but these
   --only a,b          only these parts: self-test, chaos, fuzz (default: all three); --only soak --soak N runs the soak alone
   --messages N        messages per chaos stream
@@ -30,6 +32,7 @@ const USAGE = `npm run reliability -- [options]
 const { values } = parseArgs({
   options: {
     full: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
     seed: { type: 'string' },
     brokers: { type: 'string' },
     except: { type: 'string' },
@@ -60,8 +63,9 @@ const fuzzBodies = number(values.fuzz, values.full ? 100_000 : 10_000, '--fuzz')
 const soakMinutes = number(values.soak, 0, '--soak');
 const parts = new Set((values.only ?? 'self-test,chaos,fuzz').split(','));
 const except = values.except?.split(',') ?? [];
-const names = (values.brokers?.split(',') ?? Object.keys(DRIVERS)).filter((name) => !except.includes(name));
-for (const name of [...names, ...except]) if (!(name in DRIVERS)) throw new Error(`unknown broker driver "${name}" (one of: ${Object.keys(DRIVERS).join(', ')})`);
+const rows = values.cluster ? CLUSTER_DRIVERS : DRIVERS;
+const names = (values.brokers?.split(',') ?? Object.keys(rows)).filter((name) => !except.includes(name));
+for (const name of [...names, ...except]) if (!(name in rows)) throw new Error(`unknown broker driver "${name}" (one of: ${Object.keys(rows).join(', ')})`);
 
 const runId = `${seed.toString(16)}-${Date.now().toString(36)}`;
 const logs = join(ROOT, '.reliability', runId);
@@ -76,9 +80,11 @@ const reports = new Map<string, DriverReport>();
 /** One broker's row: self-test, chaos, fuzz (and soak); a part that throws fails the row, the suite goes on. */
 async function runDriver(name: string): Promise<DriverReport> {
   const driver = await loadDriver(name);
-  const url = brokerUrl(driver.lab);
+  const url = driver.cluster === undefined ? brokerUrl(driver.lab) : clusterUrl(driver.cluster);
   if (url === undefined) {
-    const why = `${brokerVariable(driver.lab)} is not set; start it with \`scripts/brokers up ${driver.lab}\``;
+    const why = driver.cluster === undefined
+      ? `${brokerVariable(driver.lab)} is not set; start it with \`scripts/brokers up ${driver.lab}\``
+      : `${clusterVariable(driver.cluster)} is not set; start it with \`scripts/clusters up ${driver.cluster}\``;
     if (process.env.CI === 'true') throw new Error(`${name} cannot run under CI=true: ${why}`);
     console.log(`\n*** SKIPPED: ${name} — ${why} ***`);
     return { broker: name, description: driver.description, skipped: why, failures: [] };
@@ -126,7 +132,8 @@ async function runDriver(name: string): Promise<DriverReport> {
 // mid-stream, which must not hit another row); the groups run `parallel` at once.
 const groups = new Map<string, string[]>();
 for (const name of names) {
-  const lab = (await loadDriver(name)).lab;
+  const driver = await loadDriver(name);
+  const lab = driver.cluster ?? driver.lab;
   groups.set(lab, [...(groups.get(lab) ?? []), name]);
 }
 const queue = [...groups.values()];

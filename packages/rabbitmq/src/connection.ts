@@ -3,41 +3,50 @@ import type { Logger } from '@babelqueue/core';
 import { ReconnectingConnection, redactCredentials } from '@babelqueue/core/binding';
 import { BROKER, BrokerUnavailableError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
+import { amqpUrls, maskAmqpUrl } from './url.js';
 
 /**
  * One AMQP connection that comes back by itself (core's
- * `ReconnectingConnection`: exponential backoff, forever). Only a
- * configuration failure before the first successful connection (refused
- * login, unverifiable certificate, a server that speaks AMQP 1.0) is final,
- * since retrying does not fix it. Channels are the callers' business: they ask
- * for the current connection and open channels on it, and a channel of a lost
- * connection is simply dead.
+ * `ReconnectingConnection`: exponential backoff, forever), over the URL's
+ * host list: each attempt tries the hosts in turn, and after a loss it starts
+ * with the host after the one that was lost. Only a configuration failure
+ * before the first successful connection (refused login, unverifiable
+ * certificate, a server that speaks AMQP 1.0) is final, since retrying does
+ * not fix it. Channels are the callers' business: they ask for the current
+ * connection and open channels on it, and a channel of a lost connection is
+ * simply dead.
  */
 export class ConnectionManager extends ReconnectingConnection<ChannelModel> {
+  /** One URL per host of the URL's host list, tried in turn. */
+  private readonly urls: readonly string[];
+  /** The host the next attempt starts with. */
+  private cursor = 0;
+
   constructor(private readonly options: ResolvedOptions, logger: Logger) {
+    const urls = amqpUrls(options.url);
     // No `cause`: amqplib's messages may carry the URL, so only the redacted text travels.
-    super({ broker: BROKER, label: 'RabbitMQ', url: options.url, reconnect: options.reconnect, logger });
+    // Every host shares the URL's credentials: the first host's URL redacts them.
+    super({ broker: BROKER, label: 'RabbitMQ', url: urls[0] ?? options.url, shownUrl: maskAmqpUrl(options.url), reconnect: options.reconnect, logger });
+    this.urls = urls;
   }
 
   protected async dial(lost: (model: ChannelModel) => void): Promise<ChannelModel> {
     let model: ChannelModel;
     try {
-      model = await connect(this.options.url, {
-        noDelay: true,
-        // amqplib's socket inactivity bound, lifted once the handshake is done.
-        timeout: this.options.connectTimeoutMs,
-        ...this.options.tls,
-        clientProperties: { connection_name: this.options.connectionName },
-      });
+      model = await this.connectAnyHost();
     } catch (cause) {
       throw speaksAmqp10(cause) ? this.wrongProtocol(cause) : cause;
     }
     const { logger } = this.settings;
     model.on('error', (error: Error) => {
-      logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.options.url) }, 'RabbitMQ connection error');
+      logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.settings.url) }, 'RabbitMQ connection error');
     });
     model.on('blocked', (reason: string) => logger.warn({ broker: this.masked, reason }, 'RabbitMQ blocked the connection'));
-    model.on('close', () => lost(model));
+    model.on('close', () => {
+      // The host that was lost is likely down: the reconnect starts with the next one.
+      this.cursor = (this.cursor + 1) % this.urls.length;
+      lost(model);
+    });
     return model;
   }
 
@@ -47,6 +56,39 @@ export class ConnectionManager extends ReconnectingConnection<ChannelModel> {
 
   protected isFinal(cause: unknown): boolean {
     return isConfigurationFailure(cause) || (cause instanceof BrokerUnavailableError && speaksAmqp10(cause.cause));
+  }
+
+  /**
+   * One attempt over the host list: each host in turn from the cursor on, the
+   * first that accepts wins. When every host fails, the error of the last one
+   * (a refused login or certificate of any host first: retrying cannot cure it),
+   * naming each host's failure when there are several.
+   */
+  private async connectAnyHost(): Promise<ChannelModel> {
+    const failures: { url: string; cause: unknown }[] = [];
+    for (let i = 0; i < this.urls.length; i++) {
+      const index = (this.cursor + i) % this.urls.length;
+      const url = this.urls[index] as string;
+      try {
+        const model = await connect(url, {
+          noDelay: true,
+          // amqplib's socket inactivity bound, lifted once the handshake is done.
+          timeout: this.options.connectTimeoutMs,
+          ...this.options.tls,
+          clientProperties: { connection_name: this.options.connectionName },
+        });
+        this.cursor = index;
+        if (failures.length > 0) this.settings.logger.warn({ broker: maskAmqpUrl(url), skipped: failures.length }, 'connected to the next RabbitMQ host of the list');
+        return model;
+      } catch (cause) {
+        failures.push({ url, cause });
+      }
+    }
+    const final = failures.find((f) => isConfigurationFailure(f.cause) || speaksAmqp10(f.cause));
+    if (final !== undefined) throw final.cause;
+    if (failures.length < 2) throw failures[0]?.cause;
+    const text = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause));
+    throw new Error(`every host failed (${failures.map((f) => `${maskAmqpUrl(f.url)}: ${text(f.cause)}`).join('; ')})`);
   }
 
   private wrongProtocol(cause: unknown): Error {

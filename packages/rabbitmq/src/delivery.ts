@@ -1,7 +1,7 @@
 import type { Channel, Message } from 'amqplib';
 import type { Acker, AckTicket } from './acker.js';
 import { DeadLetterWriteError, withAttempts, type Decision, type HeaderValue, type Logger } from '@babelqueue/core';
-import { alreadySettled, type Delivery, type Holds } from '@babelqueue/core/binding';
+import { alreadySettled, type Delivery, type Holds, type NativeCount } from '@babelqueue/core/binding';
 import { plainHeaders, recordProperties } from './projection.js';
 import type { Publisher } from './publisher.js';
 import { delayQueue } from './queues.js';
@@ -30,6 +30,12 @@ export interface DeliveryContext {
 export class RabbitMqDelivery implements Delivery {
   readonly body: Buffer;
   readonly headers: Readonly<Record<string, HeaderValue>>;
+  /**
+   * A quorum queue's `x-delivery-count` (how often the message went back to
+   * the queue unsettled: a requeue, a lost channel); absent on a first delivery
+   * and on classic queues. Read only under the quorum rules (`queueType: 'quorum'`).
+   */
+  readonly nativeAttempts: NativeCount;
   private settled = false;
   private readonly ticket: AckTicket;
 
@@ -42,13 +48,14 @@ export class RabbitMqDelivery implements Delivery {
     this.body = message.content;
     this.ticket = lane.acker.track(message);
     this.headers = plainHeaders(message.properties.headers);
+    this.nativeAttempts = deliveryCount(message.properties.headers?.['x-delivery-count']);
     // No version gate (the seeds define none for RabbitMQ, nor does the Python SDK):
     // x-schema-version is a projection; the body's meta.schema_version is checked.
   }
 
-  // No nativeAttempts: the runtimes keep `attempts` in the body and re-publish with
-  // attempts + 1 (conformance note); `x-attempts` only mirrors it, and RabbitMQ classic
-  // queues keep no delivery count. So the body's count is the count (RABBITMQ_RULES.attempts).
+  // On a classic queue the body's count is the count (RABBITMQ_RULES.attempts): the runtimes
+  // keep `attempts` in the body and re-publish with attempts + 1 (conformance note), `x-attempts`
+  // only mirrors it, and classic queues keep no delivery count. Quorum rules add x-delivery-count.
 
   async settle(decision: Decision): Promise<void> {
     if (this.settled) throw alreadySettled(this.queue);
@@ -141,4 +148,11 @@ export class RabbitMqDelivery implements Delivery {
     if (this.settled) throw alreadySettled(this.queue);
     this.settled = true;
   }
+}
+
+/** `x-delivery-count` as amqplib decodes it (a number, or `{ '!': 'long', value }` for a typed one). */
+function deliveryCount(value: unknown): NativeCount {
+  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'bigint') return value;
+  if (value !== null && typeof value === 'object' && 'value' in value) return deliveryCount((value as { value: unknown }).value);
+  return undefined;
 }

@@ -79,6 +79,22 @@ export interface RabbitMqTransportOptions {
    * publish waiting on it, for good. Default 10000.
    */
   readonly connectTimeoutMs?: number;
+  /**
+   * The type of the queues this transport declares (work queues, DLQs, delay
+   * holding queues): `classic` (default) or `quorum`, RabbitMQ's replicated
+   * queue type for a cluster (`x-queue-type: quorum`; delay holding queues then
+   * dead-letter at least once). With `quorum`, a delivery's attempts are
+   * `max(body.attempts, x-delivery-count)` (see the README, "Clusters and quorum
+   * queues"). A queue that already exists is used as it is.
+   */
+  readonly queueType?: 'classic' | 'quorum';
+  /**
+   * `x-delivery-limit` of the quorum queues this transport declares (work
+   * queues and DLQs). Default: none declared (RabbitMQ 3.x: no limit; 4.x: 20).
+   * A consume refuses to start on a quorum queue whose limit is below the App's
+   * `maxAttempts`.
+   */
+  readonly deliveryLimit?: number;
   /** pino-compatible logger; default the core's `consoleLogger()`. Bodies and credentials are never logged. */
   readonly logger?: Logger;
 }
@@ -97,6 +113,8 @@ export interface ResolvedOptions {
   readonly tls: TlsOptions | undefined;
   readonly connectionName: string;
   readonly connectTimeoutMs: number;
+  readonly queueType: 'classic' | 'quorum';
+  readonly deliveryLimit: number | undefined;
   readonly logger: Logger;
 }
 
@@ -120,8 +138,19 @@ export function resolveOptions(options: RabbitMqTransportOptions, logger: Logger
     tls: options.tls,
     connectionName: options.connectionName ?? 'babelqueue',
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    queueType: options.queueType ?? 'classic',
+    deliveryLimit: options.deliveryLimit,
     logger,
   };
+  if (resolved.queueType !== 'classic' && resolved.queueType !== 'quorum') {
+    throw new ConfigurationError(`queueType must be "classic" or "quorum", got ${String(resolved.queueType)}`);
+  }
+  if (resolved.deliveryLimit !== undefined) {
+    if (!Number.isSafeInteger(resolved.deliveryLimit) || resolved.deliveryLimit < 0) {
+      throw new ConfigurationError(`deliveryLimit must be an integer >= 0, got ${String(resolved.deliveryLimit)}`);
+    }
+    if (resolved.queueType !== 'quorum') throw new ConfigurationError('deliveryLimit applies to quorum queues only: set queueType: "quorum" with it');
+  }
   for (const [name, value] of [
     ['prefetch', resolved.prefetch ?? 1],
     ['reconnect.initialDelayMs', resolved.reconnect.initialDelayMs],

@@ -51,6 +51,40 @@ export async function queueType(model: ChannelModel, queue: string): Promise<Que
   return 'unknown';
 }
 
+/**
+ * The optional arguments of an existing queue of `type` (`x-delivery-limit`,
+ * `x-message-ttl`, …), read as {@link queueType} reads the type: the queue is
+ * declared again with the arguments known so far, each refusal names one
+ * that differs and its value, until a declaration is accepted (it then
+ * changes nothing). Undefined when a value cannot be echoed.
+ */
+export async function queueArguments(model: ChannelModel, queue: string, type: string): Promise<Record<string, unknown> | undefined> {
+  const echoed: Record<string, unknown> = { 'x-queue-type': type };
+  let durable = true;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const channel = await model.createChannel();
+    channel.on('error', () => undefined);
+    try {
+      await channel.assertQueue(queue, { durable, exclusive: false, autoDelete: false, arguments: echoed });
+      return echoed;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 406) throw error;
+      const why = (error as Error).message;
+      if (/inequivalent arg 'durable'/.test(why)) {
+        durable = !durable;
+        continue;
+      }
+      const arg = /inequivalent arg '([^']+)' .*current is the value '([^']*)' of type '([a-z]+)'/.exec(why);
+      const value = arg ? echo(arg[2] as string, arg[3] as string) : undefined;
+      if (arg === null || value === undefined) return undefined;
+      echoed[arg[1] as string] = value;
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+  return undefined;
+}
+
 /** The value to send back for one RabbitMQ reports (integers and strings; anything else cannot be echoed). */
 function echo(text: string, type: string): number | string | undefined {
   if (['byte', 'short', 'signedint', 'long', 'unsignedbyte', 'unsignedshort', 'unsignedint'].includes(type) && /^-?\d+$/.test(text)) return Number(text);

@@ -3,6 +3,26 @@ import { ChannelSlot } from './channel-slot.js';
 import type { ConnectionManager } from './connection.js';
 import type { Logger } from '@babelqueue/core';
 
+/** How the binding declares its queues (the transport's `queueType` and `deliveryLimit`). */
+export interface QueueKind {
+  readonly queueType: 'classic' | 'quorum';
+  readonly deliveryLimit: number | undefined;
+}
+
+/** The declaration arguments of a work queue or DLQ of `kind` (none for a classic queue). */
+export function workQueueArguments(kind: QueueKind): Record<string, unknown> | undefined {
+  if (kind.queueType !== 'quorum') return undefined;
+  return { 'x-queue-type': 'quorum', ...(kind.deliveryLimit === undefined ? {} : { 'x-delivery-limit': kind.deliveryLimit }) };
+}
+
+/**
+ * A quorum delay holding queue dead-letters its expired messages at least
+ * once (RabbitMQ's default for quorum queues is at most once, which could
+ * lose a delayed message across a leader change); that strategy requires the
+ * `reject-publish` overflow.
+ */
+const QUORUM_DELAY_ARGUMENTS = { 'x-queue-type': 'quorum', 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' };
+
 /** A queue the binding declares before it publishes to it. */
 export type QueueSpec =
   /** A work queue or a DLQ: durable, non-exclusive, non-auto-delete. */
@@ -33,7 +53,7 @@ export class QueueDeclarer {
   private readonly done = new WeakMap<ChannelModel, Set<string>>();
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(connection: ConnectionManager, private readonly logger: Logger) {
+  constructor(connection: ConnectionManager, private readonly logger: Logger, private readonly kind: QueueKind = { queueType: 'classic', deliveryLimit: undefined }) {
     this.admin = new ChannelSlot(connection, (model) => model.createChannel(), logger, 'declaration');
   }
 
@@ -87,12 +107,14 @@ export class QueueDeclarer {
           'x-message-ttl': spec.ttlMs,
           'x-dead-letter-exchange': '',
           'x-dead-letter-routing-key': spec.target,
+          ...(this.kind.queueType === 'quorum' ? QUORUM_DELAY_ARGUMENTS : {}),
         },
       });
       return;
     }
     try {
-      await channel.assertQueue(spec.name, { durable: true, exclusive: false, autoDelete: false });
+      const args = workQueueArguments(this.kind);
+      await channel.assertQueue(spec.name, { durable: true, exclusive: false, autoDelete: false, ...(args ? { arguments: args } : {}) });
     } catch (error) {
       if ((error as { code?: number }).code !== 406) throw error;
       // The queue exists with other arguments the user chose (a native DLX, a

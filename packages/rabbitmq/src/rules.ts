@@ -30,3 +30,20 @@ export const RABBITMQ_CAPABILITIES: TransportCapabilities = {
   headers: true,
   scan: 'leased',
 };
+
+/**
+ * The rules of a transport whose queues are quorum queues (`queueType:
+ * 'quorum'`): RabbitMQ's, with attempts `max(body.attempts, x-delivery-count)`.
+ * The seeds define attempts for classic queues only (the body's count); a
+ * quorum queue also counts every return of a message to the queue (a worker
+ * killed mid-handler, a lost channel) in `x-delivery-count` (0-based: absent on
+ * the first delivery, 1 after one return), and drops or dead-letters the
+ * message at its delivery limit. Counting those returns as attempts keeps the
+ * App's cap ahead of the broker's: a message that keeps killing its worker
+ * reaches `maxAttempts` and is dead-lettered by the App, with a record, before
+ * the broker drops it silently. The max never lowers the body's count.
+ */
+export const RABBITMQ_QUORUM_RULES: BindingRules = {
+  ...RABBITMQ_RULES,
+  attempts: { kind: 'max', native: 'x-delivery-count', offset: 0 },
+};

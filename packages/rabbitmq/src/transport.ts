@@ -1,7 +1,7 @@
 import {
   type BrowseOptions,
+  ConfigurationError,
   consoleLogger,
-  maskUrl,
   type ConnectOptions,
   type ConsumeOptions,
   type OutgoingMessage,
@@ -20,15 +20,16 @@ import {
 import type { Channel } from 'amqplib';
 import { ConnectionManager } from './connection.js';
 import { Consumer } from './consume-loop.js';
-import { BROKER } from './errors.js';
+import { BROKER, TransportClosedError } from './errors.js';
 import { resolveOptions, type RabbitMqTransportOptions, type ResolvedOptions } from './options.js';
 import { APP_ID, projectProperties } from './projection.js';
 import { Publisher, type PublishRequest } from './publisher.js';
+import { assertDeliveryLimit } from './delivery-limit.js';
 import { refuseCountedRead } from './queue-type.js';
 import { delayQueue, QueueDeclarer } from './queues.js';
-import { RABBITMQ_CAPABILITIES, RABBITMQ_RULES } from './rules.js';
+import { RABBITMQ_CAPABILITIES, RABBITMQ_QUORUM_RULES, RABBITMQ_RULES } from './rules.js';
 import { browseQueue, scanQueue } from './scan.js';
-import { assertAmqpUrl } from './url.js';
+import { assertAmqpUrl, maskAmqpUrl } from './url.js';
 
 /**
  * The RabbitMQ (AMQP 0-9-1) binding over amqplib.
@@ -45,7 +46,7 @@ import { assertAmqpUrl } from './url.js';
  * - Reconnects with backoff after a lost connection; consumers resume.
  */
 export class RabbitMqTransport implements Transport {
-  readonly rules: BindingRules = RABBITMQ_RULES;
+  readonly rules: BindingRules;
   readonly capabilities: TransportCapabilities = RABBITMQ_CAPABILITIES;
   readonly target: string;
   private readonly options: ResolvedOptions;
@@ -58,10 +59,11 @@ export class RabbitMqTransport implements Transport {
     assertAmqpUrl(options.url);
     this.options = resolveOptions(options, options.logger ?? consoleLogger());
     const { logger } = this.options;
+    this.rules = this.options.queueType === 'quorum' ? RABBITMQ_QUORUM_RULES : RABBITMQ_RULES;
     this.connection = new ConnectionManager(this.options, logger);
-    this.queues = new QueueDeclarer(this.connection, logger);
+    this.queues = new QueueDeclarer(this.connection, logger, this.options);
     this.publisher = new Publisher(this.connection, this.queues, logger);
-    this.target = maskUrl(this.options.url);
+    this.target = maskAmqpUrl(this.options.url);
   }
 
   /**
@@ -188,6 +190,15 @@ export class RabbitMqTransport implements Transport {
   /** Consumes `queue` until the signal aborts or a drain limit is reached; see {@link RabbitMqTransportOptions.mode}. */
   async consume(queue: string, onDelivery: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<void> {
     this.lifecycle.assertOpen();
+    if (options.maxAttempts !== undefined) {
+      try {
+        await this.checkDeliveryLimit(queue, options.maxAttempts, options.signal);
+      } catch (error) {
+        // Closed while the check waited for a connection: the consume ends as a closed one does.
+        if (this.lifecycle.closed && error instanceof TransportClosedError) return;
+        throw error;
+      }
+    }
     const consumer = new Consumer(
       { connection: this.connection, queues: this.queues, publisher: this.publisher, logger: this.options.logger, options: this.options },
       queue,
@@ -200,6 +211,31 @@ export class RabbitMqTransport implements Transport {
   /** Stops the consume loops (in-flight deliveries settle first), then closes the connection. Idempotent. */
   close(): Promise<void> {
     return this.lifecycle.close(() => this.connection.close());
+  }
+
+  /**
+   * Refuses to consume a quorum queue whose delivery limit is below the App's
+   * `maxAttempts` (`assertDeliveryLimit`), once the queue is declared as a
+   * consume declares it. A connection lost mid-check is waited out and the
+   * check run again on the next one; an abort of the consume ends the wait.
+   */
+  private async checkDeliveryLimit(queue: string, maxAttempts: number, signal: AbortSignal): Promise<void> {
+    const aborted = new Promise<'stop'>((resolve) => {
+      if (signal.aborted) resolve('stop');
+      signal.addEventListener('abort', () => resolve('stop'), { once: true });
+    });
+    for (;;) {
+      const model = await Promise.race([this.connection.open(true), aborted]);
+      if (model === 'stop') return;
+      try {
+        await this.queues.ensure(model, { kind: 'work', name: queue }, true);
+        await assertDeliveryLimit(model, queue, maxAttempts);
+        return;
+      } catch (error) {
+        if (error instanceof ConfigurationError || this.connection.terminal() || this.connection.current() === model) throw error;
+        this.options.logger.debug({ queue }, 'connection lost while checking the delivery limit; checking again on the next one');
+      }
+    }
   }
 
   /** Runs `use` on a short-lived channel; a 404 (no such queue) yields `absent`. */

@@ -1,6 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Logger } from '@babelqueue/core';
 import { RedisConfigError, type RedisClient } from './options.js';
+import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from './sentinel.js';
 
 /** The URL used when neither `url` nor `redis` is given. */
 export const DEFAULT_URL = 'redis://127.0.0.1:6379';
@@ -14,14 +15,18 @@ const CLUSTER_SLOTS_TIMEOUT_MS = 10_000;
  * batches on its own (acks ride on the next reserve call).
  */
 export function connect(url: string, cluster: boolean, logger: Logger): RedisClient {
+  if (isSentinelUrl(url)) {
+    if (cluster) throw new RedisConfigError('a Sentinel URL names a primary and its replicas, not a Redis Cluster: drop cluster');
+    return logErrors(sentinelClient(parseSentinelUrl(url)), logger);
+  }
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new RedisConfigError('not a Redis URL (expected redis://host:port or rediss://host:port)');
+    throw new RedisConfigError('not a Redis URL (expected redis://host:port, rediss://host:port or redis+sentinel://host:port,host:port/<master name>)');
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new RedisConfigError(`a Redis URL starts with redis:// or rediss://, got "${parsed.protocol}//"`);
+    throw new RedisConfigError(`a Redis URL starts with redis:// or rediss:// (redis+sentinel:// for Sentinel), got "${parsed.protocol}//"`);
   }
   if (!cluster) return logErrors(new Redis(url), logger);
   const tls = parsed.protocol === 'rediss:' ? {} : undefined;
@@ -35,6 +40,26 @@ export function connect(url: string, cluster: boolean, logger: Logger): RedisCli
       ...(tls ? { tls } : {}),
     },
   }), logger);
+}
+
+/**
+ * A client that asks the Sentinels where the primary is, on the first connect
+ * and on every reconnect: after a failover it follows the promoted replica.
+ * `failoverDetector` also drops the connection as soon as a Sentinel
+ * announces +switch-master, instead of waiting for the old primary's socket
+ * to fail; a node that answers but is no longer the primary is left for the next.
+ */
+function sentinelClient(target: SentinelTarget): Redis {
+  return new Redis({
+    sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: target.name,
+    db: target.db,
+    role: 'master',
+    failoverDetector: true,
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+  });
 }
 
 /** A second connection with the same settings (blocking reads must not hold up the main one). */

@@ -68,3 +68,19 @@ function stripTag(queue: string): string {
   const m = /\{([^}]+)\}/.exec(queue);
   return m?.[1] ?? queue;
 }
+
+/**
+ * A publish is on the primary, but fewer replicas than `waitForReplicas`
+ * confirmed it (Redis `WAIT`) in time: it could be lost if the primary fails
+ * now. Publishing it again may deliver it twice (at least once).
+ */
+export class ReplicationTimeoutError extends BabelQueueError {
+  override readonly name = 'ReplicationTimeoutError';
+  constructor(readonly queue: string, readonly confirmed: number, readonly wanted: number, readonly timeoutMs: number) {
+    super(
+      `the publish to "${queue}" is on the Redis primary, but ${confirmed} of the ${wanted} replica(s) waitForReplicas asks for ` +
+        `confirmed it within ${timeoutMs} ms: it could be lost if the primary fails now; publishing it again may deliver it twice`,
+      { broker: BROKER },
+    );
+  }
+}

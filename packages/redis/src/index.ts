@@ -1,7 +1,7 @@
 export { RedisTransport } from './transport.js';
 export { RedisConfigError } from './options.js';
 export type { RedisClient, RedisLayout, RedisTransportOptions } from './options.js';
-export { CrossSlotError, DelayedPublishUnsupportedError } from './errors.js';
+export { CrossSlotError, DelayedPublishUnsupportedError, ReplicationTimeoutError } from './errors.js';
 export { legacyCleanup } from './legacy-cleanup.js';
 export type { LegacyCleanupOptions } from './legacy-cleanup.js';
 export { redisTransportFromUrl, transportFromUrl } from './from-url.js';

@@ -39,6 +39,18 @@ export interface RedisTransportOptions {
   readonly blockTimeoutS?: number;
   /** Zset layout: the key prefix a Laravel connection adds in front of every key (default ''). */
   readonly prefix?: string;
+  /**
+   * How many replicas must have a publish before it resolves (Redis `WAIT`
+   * after the write): a publish a replica holds survives the primary's death,
+   * since Sentinel promotes the replica with the most data. Default 1 with a
+   * `redis+sentinel://` URL, else 0 (no wait). A publish that fewer replicas
+   * confirm within {@link waitForReplicasMs} rejects with
+   * {@link ReplicationTimeoutError}: it is on the primary but could be lost
+   * with it, and publishing it again may deliver it twice (at least once).
+   */
+  readonly waitForReplicas?: number;
+  /** How long a publish waits for {@link waitForReplicas}, in ms (default 1000). */
+  readonly waitForReplicasMs?: number;
   /** Where the transport logs (never a message body). Default: the core's console logger. */
   readonly logger?: Logger;
 }
@@ -50,6 +62,8 @@ export interface ResolvedOptions {
   readonly migrationBatchSize: number;
   readonly blockTimeoutS: number;
   readonly prefix: string;
+  readonly waitForReplicas: number;
+  readonly waitForReplicasMs: number;
 }
 
 /** Thrown for an option the binding cannot run with; nothing has been connected yet. */
@@ -79,5 +93,14 @@ export function resolveOptions(options: RedisTransportOptions): ResolvedOptions 
   if (options.url !== undefined && options.redis !== undefined) {
     throw new RedisConfigError('pass either url or redis, not both');
   }
-  return { layout, retryAfter, migrationBatchSize, blockTimeoutS, prefix };
+  const waitForReplicas = options.waitForReplicas ?? (options.url?.toLowerCase().startsWith('redis+sentinel://') === true ? 1 : 0);
+  if (!Number.isSafeInteger(waitForReplicas) || waitForReplicas < 0) {
+    throw new RedisConfigError(`waitForReplicas must be an integer >= 0, got ${String(waitForReplicas)}`);
+  }
+  const waitForReplicasMs = options.waitForReplicasMs ?? 1000;
+  if (!Number.isSafeInteger(waitForReplicasMs) || waitForReplicasMs < 1) {
+    throw new RedisConfigError(`waitForReplicasMs must be an integer >= 1, got ${String(waitForReplicasMs)}`);
+  }
+  if (waitForReplicas > 0 && options.cluster === true) throw new RedisConfigError('waitForReplicas is for a primary with replicas (Sentinel), not a Redis Cluster');
+  return { layout, retryAfter, migrationBatchSize, blockTimeoutS, prefix, waitForReplicas, waitForReplicasMs };
 }

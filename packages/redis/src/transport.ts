@@ -1,6 +1,5 @@
 import {
   consoleLogger,
-  maskUrl,
   TransportClosedError,
   type ConnectOptions,
   type ConsumeOptions,
@@ -15,6 +14,8 @@ import {
 import { Cluster, type Redis } from 'ioredis';
 import { connectWithin, type BindingRules, type Delivery } from '@babelqueue/core/binding';
 import { connect, DEFAULT_URL } from './connection.js';
+import { ReplicationTimeoutError } from './errors.js';
+import { maskRedisUrl } from './sentinel.js';
 import { consumeLoop } from './consume-loop.js';
 import type { Reserver } from './consume/reserver.js';
 import type { Layout } from './layouts/layout.js';
@@ -59,6 +60,9 @@ export class RedisTransport implements Transport {
   /** Aborted by `close()`, so running consume loops stop instead of retrying a closed connection. */
   private readonly closing = new AbortController();
   private closed = false;
+  /** Replicas that must confirm a publish (`WAIT`) before it resolves; 0: no wait. */
+  private readonly waitForReplicas: number;
+  private readonly waitForReplicasMs: number;
 
   constructor(options: RedisTransportOptions = {}) {
     const resolved = resolveOptions(options);
@@ -73,7 +77,9 @@ export class RedisTransport implements Transport {
     this.capabilities = this.impl.capabilities;
     this.retryAfter = resolved.retryAfter;
     this.keyPrefix = resolved.prefix;
-    const where = options.redis === undefined ? maskUrl(options.url ?? DEFAULT_URL) : 'a Redis client you passed';
+    this.waitForReplicas = resolved.waitForReplicas;
+    this.waitForReplicasMs = resolved.waitForReplicasMs;
+    const where = options.redis === undefined ? maskRedisUrl(options.url ?? DEFAULT_URL) : 'a Redis client you passed';
     this.target = `${where} (${resolved.layout} layout${options.cluster === true ? ', cluster' : ''})`;
   }
 
@@ -121,7 +127,8 @@ export class RedisTransport implements Transport {
    */
   async publish(message: OutgoingMessage): Promise<void> {
     this.assertOpen();
-    return this.impl.publish(message);
+    await this.impl.publish(message);
+    await this.replicated(message.queue);
   }
 
   /**
@@ -133,13 +140,31 @@ export class RedisTransport implements Transport {
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
-    return this.impl.publishMany(messages);
+    const outcomes = await this.impl.publishMany(messages);
+    if (this.waitForReplicas === 0 || !outcomes.some((o) => o.ok)) return outcomes;
+    try {
+      await this.replicated(messages[0]?.queue ?? '');
+      return outcomes;
+    } catch (error) {
+      return outcomes.map((o) => (o.ok ? { ok: false, messageId: o.messageId, error: error as Error } : o));
+    }
   }
 
   /** Pushes a record (dead-letter, redrive) to `queue` exactly like a publish without delay. */
   async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {
     this.assertOpen();
-    return this.impl.publishRaw(queue, body, headers);
+    await this.impl.publishRaw(queue, body, headers);
+    await this.replicated(queue);
+  }
+
+  /**
+   * With `waitForReplicas`, waits until that many replicas hold every write
+   * this connection made so far (`WAIT`), else throws {@link ReplicationTimeoutError}.
+   */
+  private async replicated(queue: string): Promise<void> {
+    if (this.waitForReplicas === 0 || this.client instanceof Cluster) return;
+    const confirmed = Number(await this.client.wait(this.waitForReplicas, this.waitForReplicasMs));
+    if (confirmed < this.waitForReplicas) throw new ReplicationTimeoutError(queue, confirmed, this.waitForReplicas, this.waitForReplicasMs);
   }
 
   /**
@@ -267,8 +292,11 @@ export class RedisTransport implements Transport {
       try {
         await this.client.quit();
       } catch {
-        this.client.disconnect();
+        // disconnect() below ends it.
       }
+      // After QUIT too: only disconnect() closes a Sentinel client's failover-detector
+      // subscriptions to the Sentinels, which would otherwise keep the process alive.
+      this.client.disconnect();
     }
   }
 

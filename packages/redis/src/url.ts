@@ -5,7 +5,7 @@ export function parseUrl(url: string | URL): URL {
   try {
     return new URL(typeof url === 'string' ? url : url.href);
   } catch {
-    throw new RedisConfigError('not a Redis URL (expected redis://[user:pass@]host:port[/db] or rediss://…)');
+    throw new RedisConfigError('not a Redis URL (expected redis://[user:pass@]host:port[/db], rediss://… or redis+sentinel://host:port,host:port/<master name>[/db])');
   }
 }
 

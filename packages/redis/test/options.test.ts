@@ -5,8 +5,16 @@ import { RedisConfigError, resolveOptions } from '../src/options.js';
 import { connect } from '../src/connection.js';
 
 describe('redis transport options', () => {
-  it('defaults: legacy layout, retryAfter 90, migration batch -1, 1 s block slices, no prefix', () => {
-    assert.deepEqual(resolveOptions({}), { layout: 'legacy', retryAfter: 90, migrationBatchSize: -1, blockTimeoutS: 1, prefix: '' });
+  it('defaults: legacy layout, retryAfter 90, migration batch -1, 1 s block slices, no prefix, no replica wait', () => {
+    assert.deepEqual(resolveOptions({}), { layout: 'legacy', retryAfter: 90, migrationBatchSize: -1, blockTimeoutS: 1, prefix: '', waitForReplicas: 0, waitForReplicasMs: 1000 });
+  });
+
+  it('a Sentinel URL waits for one replica by default; waitForReplicas is checked', () => {
+    assert.equal(resolveOptions({ url: 'redis+sentinel://h:26379/m' }).waitForReplicas, 1);
+    assert.equal(resolveOptions({ url: 'redis+sentinel://h:26379/m', waitForReplicas: 0 }).waitForReplicas, 0);
+    assert.throws(() => resolveOptions({ waitForReplicas: -1 }), /waitForReplicas must be an integer >= 0/);
+    assert.throws(() => resolveOptions({ waitForReplicasMs: 0 }), /waitForReplicasMs must be an integer >= 1/);
+    assert.throws(() => resolveOptions({ cluster: true, waitForReplicas: 1 }), /not a Redis Cluster/);
   });
 
   it('retryAfter null disables recovery and 0 is allowed', () => {

@@ -52,6 +52,18 @@ export interface BrokerDriver {
   readonly name: string;
   /** The lab broker it runs on (`scripts/brokers` name, `.brokers/env` variable). */
   readonly lab: BrokerName;
+  /**
+   * A cluster row (`npm run reliability -- --cluster`): the `scripts/clusters`
+   * name whose URL it runs on (`.clusters/env`); `lab` then only groups rows
+   * that share it.
+   */
+  readonly cluster?: string;
+  /**
+   * A cluster row: SIGKILLs the node that leads `queue` (the queue's leader,
+   * the primary) and brings it back, in place of the broker restart of the
+   * single-node rows; resolves with what it did.
+   */
+  nodeKill?(queue: string): Promise<string>;
   /** One line for the README: what runs where. */
   readonly description: string;
   /** A transport of the binding, set up for this row. */

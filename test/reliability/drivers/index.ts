@@ -16,8 +16,17 @@ export const DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDri
   asb: () => import('./asb.js'),
 };
 
+/** The cluster rows (`--cluster`), on the cluster lab of `scripts/clusters`. */
+export const CLUSTER_DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDriver }>>> = {
+  'rabbitmq-ha': () => import('./rabbitmq-ha.js'),
+  'redis-sentinel-legacy': () => import('./redis-sentinel.js').then((m) => ({ default: m.legacy })),
+  'redis-sentinel-zset': () => import('./redis-sentinel.js').then((m) => ({ default: m.zset })),
+  'redis-cluster-ha-legacy': () => import('./redis-cluster-ha.js').then((m) => ({ default: m.legacy })),
+  'redis-cluster-ha-zset': () => import('./redis-cluster-ha.js').then((m) => ({ default: m.zset })),
+};
+
 export async function loadDriver(name: string): Promise<BrokerDriver> {
-  const load = DRIVERS[name];
-  if (load === undefined) throw new Error(`unknown driver "${name}" (one of: ${Object.keys(DRIVERS).join(', ')})`);
+  const load = DRIVERS[name] ?? CLUSTER_DRIVERS[name];
+  if (load === undefined) throw new Error(`unknown driver "${name}" (one of: ${[...Object.keys(DRIVERS), ...Object.keys(CLUSTER_DRIVERS)].join(', ')})`);
   return (await load()).default;
 }

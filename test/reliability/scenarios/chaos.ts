@@ -239,9 +239,9 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
         }
       }
     };
-    const cutOnce = async () => ownsBroker(driver.lab)
+    const cutOnce = async () => ownsBroker(driver.lab) && driver.cluster === undefined
       ? driver.cut(producerTarget)
-      : `ss -K on this run's own connections only (${driver.lab} is shared): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
+      : `ss -K on this run's own connections only (${driver.cluster === undefined ? `${driver.lab} is shared` : `on the ${driver.cluster} cluster`}): ${await killOwnSockets(driver.ports(context.url), [process.pid, ...pool.live().flatMap((w) => (w.child.pid === undefined ? [] : [w.child.pid]))])} connection(s)`;
     let faultsDone = !options.faults;
     const faulting = (async () => {
       if (!options.faults) return;
@@ -251,6 +251,14 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
         const at = Date.now();
         const next = FAULT_PLAN[i + 1];
         gate = next === undefined ? Infinity : Math.floor(options.messages * next[0]) + window;
+        if (kind === 'restart' && driver.nodeKill !== undefined) {
+          // A cluster row: the queue's leader node SIGKILLed and brought back instead of a restart.
+          say(`node kill at ${settled.size}/${options.messages}`);
+          const detail = await driver.nodeKill(queue);
+          faultEvents.push({ kind, at });
+          faults.push({ kind, at, ms: Date.now() - at, detail });
+          continue;
+        }
         if (kind === 'restart' && driver.noRestart !== undefined) {
           skipped.push(`restart: ${driver.noRestart}`);
           continue;

@@ -21,6 +21,8 @@ export interface ReconnectingConnectionSettings {
   readonly label: string;
   /** The connection URL: masked in logs, its secrets redacted from every error text. */
   readonly url: string;
+  /** How logs and errors show the URL, where the core's `maskUrl` cannot read it (a host list). Default `maskUrl(url)`. */
+  readonly shownUrl?: string;
   readonly reconnect: ResolvedReconnectBackoff;
   readonly logger: Logger;
   /** Keep a failure as the error's `cause`. Off where a driver's own message may carry the URL's secrets. */
@@ -52,7 +54,7 @@ export abstract class ReconnectingConnection<C> {
   private readonly failureListeners = new Set<(error: Error) => void>();
 
   constructor(protected readonly settings: ReconnectingConnectionSettings) {
-    this.masked = maskUrl(settings.url);
+    this.masked = settings.shownUrl ?? maskUrl(settings.url);
   }
 
   /**

@@ -220,6 +220,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
           queue,
           concurrency,
           deadLettering: config(queue).deadLetterQueue !== undefined,
+          maxAttempts: config(queue).maxAttempts,
           logger,
           signal: runOptions.signal,
           handleSignals: runOptions.handleSignals === true,
@@ -252,6 +253,7 @@ export function createApp<C extends UrnCatalog = UntypedCatalog>(options: AppOpt
         concurrency,
         signal,
         deadLettering: config(queue).deadLetterQueue !== undefined,
+        maxAttempts: config(queue).maxAttempts,
         idleMs: consumeOptions.idleMs ?? 1000,
         ...(consumeOptions.maxMessages !== undefined ? { maxMessages: consumeOptions.maxMessages } : {}),
       });

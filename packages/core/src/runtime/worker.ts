@@ -11,6 +11,8 @@ export interface WorkerSpec {
   readonly concurrency: number;
   /** Passed on to the transport's consume (see `ConsumeOptions.deadLettering`). */
   readonly deadLettering: boolean;
+  /** Passed on to the transport's consume (see `ConsumeOptions.maxAttempts`). */
+  readonly maxAttempts: number;
   readonly logger: Logger;
   /** Aborting starts the graceful shutdown. */
   readonly signal: AbortSignal | undefined;
@@ -99,7 +101,7 @@ export async function runWorker(spec: WorkerSpec): Promise<void> {
       health.delivered();
       return spec.process(delivery, interrupt.signal).then(finished, failed);
     };
-    const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal, deadLettering: spec.deadLettering });
+    const consuming = transport.consume(queue, onDelivery, { concurrency: spec.concurrency, signal: stop.signal, deadLettering: spec.deadLettering, maxAttempts: spec.maxAttempts });
     const ended = consuming.then(() => true, () => true);
     await Promise.race([ended, aborted(stop.signal)]);
     health.stopping();

@@ -13,6 +13,7 @@ export type TransportFactory = (url: string) => Transport | Promise<Transport>;
 const PACKAGES: Readonly<Record<string, string>> = {
   'redis:': '@babelqueue/redis',
   'rediss:': '@babelqueue/redis',
+  'redis+sentinel:': '@babelqueue/redis',
   'amqp:': '@babelqueue/rabbitmq',
   'amqps:': '@babelqueue/rabbitmq',
   'kafka:': '@babelqueue/kafka',

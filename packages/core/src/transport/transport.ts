@@ -202,6 +202,12 @@ export interface ConsumeOptions {
    * without a RedrivePolicy).
    */
   readonly deadLettering?: boolean;
+  /**
+   * The App's attempt cap on this queue (0 = no cap); absent when a tool
+   * consumes. A binding whose broker drops a message after its own delivery
+   * limit checks it against this at start-up (RabbitMQ quorum queues).
+   */
+  readonly maxAttempts?: number;
 }
 
 /**
