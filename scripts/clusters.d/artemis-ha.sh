@@ -33,10 +33,15 @@ artemis_ha_core_port() { echo $(( 16160 + $1 )); }   # 16161, 16162
 # The Qpid JMS failover form ArtemisTransport reads: primary first, then backup.
 artemis_ha_url() { echo "failover:(amqp://admin:admin@127.0.0.1:15673,amqp://admin:admin@127.0.0.1:15674)"; }
 
-# Ready: the primary serves AMQP and the backup has announced that it holds a
-# synchronized copy (AMQ221024), so the primary may die without losing a write.
+# Ready: the primary serves AMQP and the backup has announced a synchronized
+# copy (AMQ221024) since it last served as the active broker (AMQ221007; after
+# a fail-back it restarts as backup in the same process), so the primary may
+# die without losing a write.
 artemis_ha_ready() {
-  artemis_ha_probe 1 && [ -n "$(artemis_ha_pid 2)" ] && grep -q AMQ221024 "$ARTEMIS_HA_DIR/node2/artemis.log" 2>/dev/null
+  artemis_ha_probe 1 && [ -n "$(artemis_ha_pid 2)" ] && artemis_ha_backup_synced
+}
+artemis_ha_backup_synced() {
+  awk '/AMQ221007/ { synced = 0 } /AMQ221024/ { synced = 1 } END { exit !synced }' "$ARTEMIS_HA_DIR/node2/artemis.log" 2>/dev/null
 }
 artemis_ha_why() {
   if ! artemis_ha_probe 1; then
@@ -74,6 +79,12 @@ artemis_ha_create() {
   local xml="$d/instance/etc/broker.xml"
   sed -i 's#tcp://[0-9.]*:5672?#tcp://127.0.0.1:'"$(artemis_ha_amqp_port "$n")"'?#' "$xml"
   sed -i 's/-Xms512M/-Xms64M/' "$d/instance/etc/artemis.profile"
+  if [ "$n" = 2 ]; then
+    # Fail-back: once the primary is back and in sync, the backup hands over
+    # and restarts as backup (the default is to stay active).
+    sed -i 's#<backup/>#<backup><allow-failback>true</allow-failback></backup>#' "$xml"
+    grep -q '<allow-failback>true' "$xml" || { echo "artemis-ha: no <backup/> ha-policy in $xml" >&2; return 1; }
+  fi
   if [ "$n" = 1 ]; then
     # A pair has no third vote: the primary stays up when its backup dies
     # (vote-on-replication-failure false), and a primary that comes back first
