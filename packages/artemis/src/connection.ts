@@ -1,9 +1,10 @@
 import rhea, { type Connection, type ConnectionOptions, type Container, type EventContext } from 'rhea';
 import { maskUrl, reconnectDelayMs, type Logger } from '@babelqueue/core';
-import { redactCredentials } from '@babelqueue/core/binding';
+import { redactSecrets, urlSecret } from '@babelqueue/core/binding';
 import { separateOutcomes } from './dispositions.js';
 import { BROKER, BrokerUnavailableError, TransportClosedError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
+import { maskArtemisUrl, type ArtemisBroker } from './url.js';
 
 type State = 'idle' | 'connecting' | 'open' | 'backoff' | 'failed' | 'closed';
 
@@ -21,6 +22,13 @@ interface Waiter {
  * before the first successful connection (refused credentials, a certificate
  * that does not verify) is final. Links are the callers' business: they ask for
  * the current connection, attach to it, and watch {@link lost}.
+ *
+ * With several brokers (a failover list: a primary and its backup) an
+ * attempt is a round over the list, one broker after the other until one
+ * opens; the backoff applies between rounds, and a publish that may not wait
+ * fails only once the whole round has. After a loss the next broker is tried
+ * first: the one just lost is the likeliest to be down (a backup opens its
+ * port only once its primary is gone).
  */
 export class ConnectionManager {
   private state: State = 'idle';
@@ -35,9 +43,13 @@ export class ConnectionManager {
   private readonly losses = new WeakMap<Connection, { promise: Promise<void>; resolve: () => void }>();
   private readonly container: Container;
   private readonly masked: string;
+  private readonly brokers: readonly ArtemisBroker[];
+  /** The broker the next attempt goes to (an index into {@link brokers}). */
+  private next = 0;
 
   constructor(private readonly options: ResolvedOptions, private readonly logger: Logger) {
-    this.masked = maskUrl(options.url);
+    this.masked = maskArtemisUrl(options.url);
+    this.brokers = options.brokers;
     this.container = rhea.create_container({ id: options.containerId });
     // A protocol error nobody else handled must be logged, never thrown from an event.
     this.container.on('error', (error: unknown) =>
@@ -111,13 +123,34 @@ export class ConnectionManager {
 
   private startAttempt(): void {
     this.state = 'connecting';
-    const attempt = this.connectOnce();
+    const attempt = this.connectRound();
     this.attempt = attempt;
     attempt.catch(() => undefined);
   }
 
-  private connectOnce(): Promise<Connection> {
-    const { endpoint, tls, idleTimeoutMs, connectTimeoutMs } = this.options;
+  /**
+   * One attempt on each broker of the list in turn, from {@link next}, until
+   * one opens. A round that fails as a whole counts as one failure (backoff,
+   * then the next round); refused credentials end it at once.
+   */
+  private async connectRound(): Promise<Connection> {
+    for (let tried = 1; ; tried += 1) {
+      const broker = this.brokers[this.next]!;
+      try {
+        return await this.connectOnce(broker);
+      } catch (cause) {
+        const error = cause instanceof Error ? cause : this.asError(cause);
+        if (this.state === 'closed' || error instanceof TransportClosedError) throw error;
+        this.advance();
+        if (tried >= this.brokers.length || (!this.everConnected && isConfigurationFailure(error))) throw this.fail(error, broker);
+        this.logger.warn({ broker: maskUrl(broker.url), error: this.redact(this.text(error)) }, 'cannot connect to Artemis; trying the next broker');
+      }
+    }
+  }
+
+  private connectOnce(broker: ArtemisBroker): Promise<Connection> {
+    const { tls, idleTimeoutMs, connectTimeoutMs } = this.options;
+    const { endpoint } = broker;
     const options: ConnectionOptions = {
       host: endpoint.host,
       hostname: endpoint.host,
@@ -141,7 +174,7 @@ export class ConnectionManager {
       // rhea bounds nothing before the open: a broker that took the socket and never
       // answers would hold this attempt for good. Abandoned, it fails and is tried again.
       const timer = setTimeout(() => {
-        remoteError = new BrokerUnavailableError(BROKER, `no AMQP open from ${this.masked} within ${connectTimeoutMs} ms`);
+        remoteError = new BrokerUnavailableError(BROKER, `no AMQP open from ${maskUrl(broker.url)} within ${connectTimeoutMs} ms`);
         abortSocket(connection);
       }, connectTimeoutMs);
       connection.on('connection_open', () => {
@@ -152,7 +185,7 @@ export class ConnectionManager {
           reject(new TransportClosedError(BROKER));
           return;
         }
-        this.bind(connection);
+        this.bind(connection, broker);
         resolve(connection);
       });
       connection.on('connection_error', (context: EventContext) => {
@@ -166,17 +199,17 @@ export class ConnectionManager {
         clearTimeout(timer);
         resolveLoss();
         if (opened) {
-          this.onLoss(connection, remoteError ?? this.asError(context.error));
+          this.onLoss(connection, broker, remoteError ?? this.asError(context.error));
           return;
         }
         const cause = remoteError ?? this.asError(context.error ?? 'the connection closed before it opened');
-        reject(this.fail(cause));
+        reject(cause);
       });
     });
   }
 
   /** A failed attempt: final when retrying cannot help, else a reconnect is scheduled. */
-  private fail(cause: Error): Error {
+  private fail(cause: Error, broker: ArtemisBroker): Error {
     const error = this.unavailable(cause);
     this.lastError = error;
     this.failures += 1;
@@ -187,12 +220,13 @@ export class ConnectionManager {
       this.rejectWaiters(error);
       return error;
     }
-    this.logger.warn({ broker: this.masked, attempt: this.failures, error: error.message }, 'cannot connect to Artemis; retrying');
+    this.logger.warn({ broker: maskUrl(broker.url), attempt: this.failures, error: error.message }, 'cannot connect to Artemis; retrying');
     this.scheduleReconnect();
     return error;
   }
 
-  private bind(connection: Connection): void {
+  private bind(connection: Connection, broker: ArtemisBroker): void {
+    if (this.brokers.length > 1) this.logger.info({ broker: maskUrl(broker.url) }, 'connected to Artemis');
     this.connection = connection;
     this.state = 'open';
     this.failures = 0;
@@ -201,13 +235,19 @@ export class ConnectionManager {
     for (const waiter of this.waiters.splice(0)) waiter.resolve(connection);
   }
 
-  private onLoss(connection: Connection, error: Error): void {
+  private onLoss(connection: Connection, broker: ArtemisBroker, error: Error): void {
     if (this.connection !== connection) return;
     this.connection = undefined;
     if (this.state === 'closed') return;
-    this.logger.warn({ broker: this.masked, error: this.redact(error.message) }, 'Artemis connection lost; reconnecting');
+    this.logger.warn({ broker: maskUrl(broker.url), error: this.redact(error.message) }, 'Artemis connection lost; reconnecting');
     this.failures = 0;
+    this.advance();
     this.scheduleReconnect();
+  }
+
+  /** The next attempt goes to the next broker of the list. */
+  private advance(): void {
+    this.next = (this.next + 1) % this.brokers.length;
   }
 
   private scheduleReconnect(): void {
@@ -246,7 +286,7 @@ export class ConnectionManager {
   }
 
   private redact(text: string): string {
-    return redactCredentials(text, this.options.url);
+    return redactSecrets(text, this.brokers.map((broker) => urlSecret(broker.url)));
   }
 }
 
