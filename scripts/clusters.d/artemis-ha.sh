@@ -28,6 +28,7 @@ fi
 
 artemis_ha_env=BABELQUEUE_ARTEMIS_HA_URL
 artemis_ha_timeout=180
+artemis_ha_ports="15673 15674 16161 16162"
 artemis_ha_amqp_port() { echo $(( 15672 + $1 )); }   # 15673, 15674
 artemis_ha_core_port() { echo $(( 16160 + $1 )); }   # 16161, 16162
 # The Qpid JMS failover form ArtemisTransport reads: primary first, then backup.
@@ -52,10 +53,13 @@ artemis_ha_why() {
 }
 artemis_ha_probe() { python3 "$ARTEMIS_HA_BROKERS_D/probe.py" amqp10 127.0.0.1 "$(artemis_ha_amqp_port "$1")" >/dev/null 2>&1; }
 
+artemis_ha_install() {
+  mkdir -p "$ARTEMIS_HA_CACHE"
+  CACHE=$ARTEMIS_HA_CACHE HERE=$ARTEMIS_HA_BROKERS_D artemis_install
+}
 artemis_ha_start() {
   local home n
-  mkdir -p "$ARTEMIS_HA_CACHE"
-  CACHE=$ARTEMIS_HA_CACHE HERE=$ARTEMIS_HA_BROKERS_D artemis_install || return 1
+  artemis_ha_install || return 1
   home=$(CACHE=$ARTEMIS_HA_CACHE artemis_home)
   artemis_ha_stop
   for n in 1 2; do artemis_ha_create "$home" "$n" || return 1; done

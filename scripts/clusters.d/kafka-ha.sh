@@ -22,6 +22,7 @@ fi
 
 kafka_ha_env=BABELQUEUE_KAFKA_HA_URL
 kafka_ha_timeout=180
+kafka_ha_ports="19092 19093 19192 19193 19292 19293"
 kafka_ha_nodes="1 2 3"
 kafka_ha_port() { echo $(( 18992 + 100 * $1 )); }          # 19092, 19192, 19292
 kafka_ha_url() { echo "kafka://127.0.0.1:19092,127.0.0.1:19192,127.0.0.1:19292"; }
@@ -45,6 +46,7 @@ kafka_ha_classpath() {
   local f; f=$(HERE=$KAFKA_HA_BROKERS_D CACHE=$KAFKA_HA_CACHE maven_classpath kafka) && cat "$f"
 }
 
+kafka_ha_install() { kafka_ha_classpath >/dev/null; }
 kafka_ha_start() {
   local n cp cluster_id d
   cp=$(kafka_ha_classpath) || return 1

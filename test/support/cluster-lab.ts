@@ -32,17 +32,18 @@ export interface ClusterSuite {
 
 /**
  * The cluster's URL from its environment variable (`.clusters/env` sets it), or
- * a skip with one loud line. Clusters are opt-in: unlike a broker suite, a
- * missing cluster skips under CI too (CI starts the cluster lab for its cluster rows only).
+ * a skip with one loud line; under `CI=true` a missing cluster fails the run,
+ * as a missing broker does.
  */
 export function cluster(name: ClusterName): ClusterSuite {
   const variable = ENV[name];
   const url = process.env[variable];
   if (url) return { name, url, skip: false };
   const why = `${variable} is not set; start it with \`scripts/clusters up ${name}\``;
+  if (process.env.CI === 'true') throw new Error(`cluster suite "${name}" cannot run under CI=true: ${why}`);
   process.stderr.write(`\n*** SKIPPED: ${name} cluster suite — ${why} ***\n\n`);
   const skippedFile = process.env.BABELQUEUE_SKIPPED_FILE;
-  if (skippedFile) appendFileSync(skippedFile, `${name}\n`);
+  if (skippedFile) appendFileSync(skippedFile, `cluster:${name}\n`);
   return { name, url: undefined, skip: `SKIPPED (no ${name} cluster): ${why}` };
 }
 
