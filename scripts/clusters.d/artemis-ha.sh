@@ -14,10 +14,13 @@ ARTEMIS_HA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ARTEMIS_HA_BROKERS_D="$ARTEMIS_HA_ROOT/scripts/brokers.d"
 ARTEMIS_HA_CACHE="${BABELQUEUE_BROKERS_DIR:-$ARTEMIS_HA_ROOT/.brokers}/cache"
 ARTEMIS_HA_DIR="${BABELQUEUE_CLUSTERS_DIR:-$ARTEMIS_HA_ROOT/.clusters}/artemis-ha"
+# scripts/clusters loads lib.sh; sourced on its own (a test) this file loads it.
 if ! declare -F maven_fetch >/dev/null; then
   LAB=${LAB:-$ARTEMIS_HA_DIR/..}
   # shellcheck source=../brokers.d/lib.sh
   source "$ARTEMIS_HA_BROKERS_D/lib.sh"
+fi
+if ! declare -F java_ensure >/dev/null; then
   # shellcheck source=../brokers.d/java.sh
   source "$ARTEMIS_HA_BROKERS_D/java.sh"
 fi

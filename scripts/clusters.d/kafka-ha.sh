@@ -12,10 +12,13 @@ KAFKA_HA_BROKERS_D="$KAFKA_HA_ROOT/scripts/brokers.d"
 # The broker lab's download cache: the jars and classpath are shared with it.
 KAFKA_HA_CACHE="${BABELQUEUE_BROKERS_DIR:-$KAFKA_HA_ROOT/.brokers}/cache"
 KAFKA_HA_DIR="${BABELQUEUE_CLUSTERS_DIR:-$KAFKA_HA_ROOT/.clusters}/kafka-ha"
+# scripts/clusters loads lib.sh; sourced on its own (a test) this file loads it.
 if ! declare -F maven_classpath >/dev/null; then
   LAB=${LAB:-$KAFKA_HA_DIR/..}
   # shellcheck source=../brokers.d/lib.sh
   source "$KAFKA_HA_BROKERS_D/lib.sh"
+fi
+if ! declare -F java_ensure >/dev/null; then
   # shellcheck source=../brokers.d/java.sh
   source "$KAFKA_HA_BROKERS_D/java.sh"
 fi
