@@ -87,6 +87,21 @@ export interface BrokerDriver {
   fuzzOutcome?(body: FuzzBody): FuzzOutcome | undefined;
   /** True when the broker itself cannot carry `body` (the publish must then fail loudly). */
   refuses?(body: Buffer): boolean;
+  /** Set on a row of the cluster lab (its `lab` is then the broker kind, not a lab broker). */
+  readonly cluster?: ClusterRow;
+}
+
+/**
+ * What a row on the cluster lab (scripts/clusters, issue #30) adds to its
+ * broker's driver: which cluster it runs on, and which node to kill mid-stream.
+ */
+export interface ClusterRow {
+  /** The cluster's name in scripts/clusters (`kafka-ha`): `kill-node`/`restore-node` take it. */
+  readonly name: string;
+  /** The environment variable of its URL (`.clusters/env`). */
+  readonly variable: string;
+  /** The node whose death hurts `queue` most right now: the leader of its first partition, the active primary. */
+  leader(target: DriverTarget, queue: string): Promise<number>;
 }
 
 /** Resolves after `ms`. */

@@ -16,8 +16,17 @@ export const DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDri
   asb: () => import('./asb.js'),
 };
 
+/**
+ * Rows on the cluster lab (scripts/clusters): a broker's driver on one of its
+ * clusters, with the node to kill mid-stream (`cluster` on the driver).
+ */
+export const CLUSTER_DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDriver }>>> = {
+  'kafka-ha': () => import('./kafka-ha.js'),
+  'artemis-ha': () => import('./artemis-ha.js'),
+};
+
 export async function loadDriver(name: string): Promise<BrokerDriver> {
-  const load = DRIVERS[name];
-  if (load === undefined) throw new Error(`unknown driver "${name}" (one of: ${Object.keys(DRIVERS).join(', ')})`);
+  const load = DRIVERS[name] ?? CLUSTER_DRIVERS[name];
+  if (load === undefined) throw new Error(`unknown driver "${name}" (one of: ${[...Object.keys(DRIVERS), ...Object.keys(CLUSTER_DRIVERS)].join(', ')})`);
   return (await load()).default;
 }
