@@ -1,9 +1,10 @@
 import rhea, { type Connection, type ConnectionOptions, type Container, type EventContext } from 'rhea';
-import type { Logger } from '@babelqueue/core';
-import { ReconnectingConnection } from '@babelqueue/core/binding';
+import { maskUrl, type Logger } from '@babelqueue/core';
+import { ReconnectingConnection, redactSecrets, urlSecret } from '@babelqueue/core/binding';
 import { separateOutcomes } from './dispositions.js';
 import { BROKER, BrokerUnavailableError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
+import { maskArtemisUrl, type ArtemisBroker } from './url.js';
 
 /**
  * One AMQP 1.0 connection that comes back by itself (core's
@@ -15,13 +16,35 @@ import type { ResolvedOptions } from './options.js';
  * successful connection (refused credentials, a certificate that does not
  * verify) is final. Links are the callers' business: they ask for the current
  * connection, attach to it, and watch {@link lost}.
+ *
+ * With several brokers (a failover list: a primary and its backup) an
+ * attempt is a round over the list, one broker after the other until one
+ * opens; the backoff applies between rounds, and a publish that may not wait
+ * fails only once the whole round has. After a loss the next broker is tried
+ * first: the one just lost is the likeliest to be down (a backup opens its
+ * port only once its primary is gone).
  */
 export class ConnectionManager extends ReconnectingConnection<Connection> {
   private readonly losses = new WeakMap<Connection, { promise: Promise<void>; resolve: () => void }>();
   private readonly container: Container;
+  private readonly brokers: readonly ArtemisBroker[];
+  /** The broker the next attempt goes to (an index into {@link brokers}). */
+  private next = 0;
 
   constructor(private readonly options: ResolvedOptions, logger: Logger) {
-    super({ broker: BROKER, label: 'Artemis', url: options.url, reconnect: options.reconnect, logger, keepCause: true });
+    const secrets = options.brokers.map((broker) => urlSecret(broker.url));
+    super({
+      broker: BROKER,
+      label: 'Artemis',
+      url: options.url,
+      // A failover list is no URL the core can mask, and each broker may have its own password.
+      shownUrl: maskArtemisUrl(options.url),
+      redact: (text) => redactSecrets(text, secrets),
+      reconnect: options.reconnect,
+      logger,
+      keepCause: true,
+    });
+    this.brokers = options.brokers;
     this.container = rhea.create_container({ id: options.containerId });
     // A protocol error nobody else handled must be logged, never thrown from an event.
     this.container.on('error', (error: unknown) =>
@@ -33,8 +56,35 @@ export class ConnectionManager extends ReconnectingConnection<Connection> {
     return this.losses.get(connection)?.promise ?? Promise.resolve();
   }
 
-  protected dial(lost: (connection: Connection, error?: Error) => void): Promise<Connection> {
-    const { endpoint, tls, idleTimeoutMs, connectTimeoutMs } = this.options;
+  /**
+   * One attempt on each broker of the list in turn, from {@link next}, until
+   * one opens. A round that fails as a whole counts as one failure (backoff,
+   * then the next round); refused credentials end it at once.
+   */
+  protected async dial(lost: (connection: Connection, error?: Error) => void): Promise<Connection> {
+    for (let tried = 1; ; tried += 1) {
+      const broker = this.brokers[this.next]!;
+      try {
+        const connection = await this.openBroker(broker, lost);
+        if (this.brokers.length > 1) this.settings.logger.info({ broker: maskUrl(broker.url) }, 'connected to Artemis');
+        return connection;
+      } catch (cause) {
+        const error = asError(cause);
+        this.advance();
+        if (tried >= this.brokers.length || isConfigurationFailure(error)) throw error;
+        this.settings.logger.warn({ broker: maskUrl(broker.url), error: this.settings.redact!(error.message) }, 'cannot connect to Artemis; trying the next broker');
+      }
+    }
+  }
+
+  /** The next attempt goes to the next broker of the list. */
+  private advance(): void {
+    this.next = (this.next + 1) % this.brokers.length;
+  }
+
+  private openBroker(broker: ArtemisBroker, lost: (connection: Connection, error?: Error) => void): Promise<Connection> {
+    const { tls, idleTimeoutMs, connectTimeoutMs } = this.options;
+    const { endpoint } = broker;
     const options: ConnectionOptions = {
       host: endpoint.host,
       hostname: endpoint.host,
@@ -58,7 +108,7 @@ export class ConnectionManager extends ReconnectingConnection<Connection> {
       // rhea bounds nothing before the open: a broker that took the socket and never
       // answers would hold this attempt for good. Abandoned, it fails and is tried again.
       const timer = setTimeout(() => {
-        remoteError = new BrokerUnavailableError(BROKER, `no AMQP open from ${this.masked} within ${connectTimeoutMs} ms`);
+        remoteError = new BrokerUnavailableError(BROKER, `no AMQP open from ${maskUrl(broker.url)} within ${connectTimeoutMs} ms`);
         abortSocket(connection);
       }, connectTimeoutMs);
       connection.on('connection_open', () => {
@@ -77,6 +127,8 @@ export class ConnectionManager extends ReconnectingConnection<Connection> {
         clearTimeout(timer);
         resolveLoss();
         if (opened) {
+          // The broker just lost is the likeliest to be down: the reconnect starts with the next.
+          this.advance();
           lost(connection, remoteError ?? asError(context.error));
           return;
         }

@@ -1,6 +1,6 @@
 export { ArtemisTransport } from './transport.js';
 export type { ArtemisTransportOptions, ReconnectOptions } from './options.js';
-export { parseArtemisUrl } from './url.js';
+export { parseArtemisUrl, parseArtemisUrls } from './url.js';
 export { transportFromUrl } from './from-url.js';
 export type { ArtemisEndpoint } from './url.js';
 export { ArtemisUnavailableError, PublishNotAcceptedError, TransportClosedError } from './errors.js';

@@ -6,7 +6,7 @@ import {
   type ReconnectBackoff,
   type ResolvedReconnectBackoff,
 } from '@babelqueue/core';
-import { parseArtemisUrl, type ArtemisEndpoint } from './url.js';
+import { parseArtemisBrokers, type ArtemisBroker } from './url.js';
 
 /**
  * Reconnect backoff: delay before attempt n is `min(maxDelayMs, initialDelayMs × multiplier^(n−1))`;
@@ -20,6 +20,10 @@ export interface ArtemisTransportOptions {
    * `artemis://user:password@host:5672` (as the Python SDK spells it),
    * `artemis+ssl://…` for TLS, or `amqp://` / `amqps://`. Credentials select
    * SASL PLAIN and are never logged; without them the client offers SASL ANONYMOUS.
+   * A primary/backup pair: Qpid JMS's failover list,
+   * `failover:(amqp://user:pass@primary:5672,amqp://user:pass@backup:5672)`;
+   * connections go to the first broker that takes them, in turn, and after a
+   * lost connection to the next one first.
    */
   readonly url: string;
   /** TLS options for `artemis+ssl://` / `amqps://` (ca, cert, key, servername, rejectUnauthorized, …). */
@@ -77,7 +81,8 @@ export interface ArtemisTransportOptions {
 /** The options with every default filled in. */
 export interface ResolvedOptions {
   readonly url: string;
-  readonly endpoint: ArtemisEndpoint;
+  /** The brokers to connect to, in the order tried (one unless the URL is a failover list). */
+  readonly brokers: readonly ArtemisBroker[];
   readonly tls: TlsOptions | undefined;
   readonly reconnect: ResolvedReconnectBackoff;
   readonly publishWhileDisconnected: 'fail' | 'wait';
@@ -92,14 +97,14 @@ export interface ResolvedOptions {
 }
 
 export function resolveOptions(options: ArtemisTransportOptions, logger: Logger): ResolvedOptions {
-  const endpoint = parseArtemisUrl(options.url);
+  const brokers = parseArtemisBrokers(options.url);
   const publishWhileDisconnected = options.publishWhileDisconnected ?? 'fail';
   if (publishWhileDisconnected !== 'fail' && publishWhileDisconnected !== 'wait') {
     throw new ConfigurationError(`publishWhileDisconnected must be "fail" or "wait", got ${String(publishWhileDisconnected)}`);
   }
   const resolved: ResolvedOptions = {
     url: options.url,
-    endpoint,
+    brokers,
     tls: options.tls,
     reconnect: resolveReconnectBackoff(options.reconnect),
     publishWhileDisconnected,

@@ -2,7 +2,6 @@ import {
   acceptsEnvelope,
   consoleLogger,
   decodeEnvelope,
-  maskUrl,
   type ConnectOptions,
   type ConsumeOptions,
   type OutgoingMessage,
@@ -29,6 +28,7 @@ import { APP_ID_PROPERTY, bodySection, outgoingMessage } from './projection.js';
 import { resolveOptions, type ArtemisTransportOptions, type ResolvedOptions } from './options.js';
 import { Publisher } from './publisher.js';
 import { ARTEMIS_CAPABILITIES, ARTEMIS_RULES } from './rules.js';
+import { maskArtemisUrl } from './url.js';
 
 /**
  * The ActiveMQ Artemis binding over AMQP 1.0 (rhea).
@@ -56,7 +56,7 @@ export class ArtemisTransport implements Transport {
     this.options = resolveOptions(options, options.logger ?? consoleLogger());
     this.connection = new ConnectionManager(this.options, this.options.logger);
     this.publisher = new Publisher(this.connection, this.options.logger, this.options.sendTimeoutMs);
-    this.target = maskUrl(this.options.url);
+    this.target = maskArtemisUrl(this.options.url);
   }
 
   /** An AMQP connection to the broker is open now: false before `connect`, while it reconnects, and from `close()` on. */

@@ -1,24 +1,53 @@
 import rhea, { type Connection, type EventContext, type Message as AmqpMessage } from 'rhea';
-import { ArtemisTransport } from '@babelqueue/artemis';
+import { ArtemisTransport, parseArtemisUrls, type ArtemisEndpoint } from '@babelqueue/artemis';
 import { killSockets } from '../lab.js';
 import type { BrokerDriver, DriverTarget } from './driver.js';
 
-/** Calls Artemis's management API over AMQP (the `activemq.management` address); resolves with [succeeded, JSON body]. */
-async function management(target: DriverTarget, calls: readonly { resource: string; operation?: string; attribute?: string; args?: unknown[] }[]): Promise<[boolean, string][]> {
-  const u = new URL(target.url);
+type Call = { resource: string; operation?: string; attribute?: string; args?: unknown[] };
+
+/**
+ * Calls Artemis's management API over AMQP (the `activemq.management` address) on the first
+ * broker of the URL that takes a connection (a failover list: the active one of a pair);
+ * resolves with [succeeded, JSON body] per call.
+ */
+async function management(target: DriverTarget, calls: readonly Call[]): Promise<[boolean, string][]> {
+  return (await activeBroker(target, calls)).results;
+}
+
+/** The first broker of the URL that takes a connection (its 1-based place in the list), and the answers to `calls` from it. */
+async function activeBroker(target: DriverTarget, calls: readonly Call[]): Promise<{ node: number; results: [boolean, string][] }> {
+  const endpoints = parseArtemisUrls(target.url);
+  let last: unknown;
+  for (const [index, endpoint] of endpoints.entries()) {
+    let connection: Connection;
+    try {
+      connection = await open(endpoint);
+    } catch (error) {
+      last = error;
+      continue;
+    }
+    return { node: index + 1, results: await callAll(connection, calls) };
+  }
+  throw last instanceof Error ? last : new Error('no Artemis broker of the URL takes a connection');
+}
+
+async function open(endpoint: ArtemisEndpoint): Promise<Connection> {
   const connection: Connection = rhea.create_container({ id: `reliability-${process.pid}-${Date.now()}` }).connect({
-    host: u.hostname,
-    port: Number(u.port),
-    username: decodeURIComponent(u.username),
-    password: decodeURIComponent(u.password),
+    host: endpoint.host,
+    port: endpoint.port,
+    ...(endpoint.username === undefined ? {} : { username: endpoint.username, password: endpoint.password ?? '' }),
     reconnect: false,
   });
   connection.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    connection.once('connection_open', () => resolve());
+    connection.once('disconnected', (context: EventContext) => reject(context.error ?? new Error('disconnected')));
+  });
+  return connection;
+}
+
+async function callAll(connection: Connection, calls: readonly Call[]): Promise<[boolean, string][]> {
   try {
-    await new Promise<void>((resolve, reject) => {
-      connection.once('connection_open', () => resolve());
-      connection.once('disconnected', (context: EventContext) => reject(context.error ?? new Error('disconnected')));
-    });
     const replies = connection.open_receiver({ source: { address: '', dynamic: true }, autoaccept: true });
     const replyTo = await new Promise<string>((resolve) => replies.once('receiver_open', (context: EventContext) => resolve(context.receiver!.source.address)));
     const sender = connection.open_sender({ target: { address: 'activemq.management' } });
@@ -59,8 +88,12 @@ const driver: BrokerDriver = {
     const [[ok, body]] = (await management(target, [{ resource: `queue.${queue}`, attribute: 'messageCount' }])) as [[boolean, string]];
     return { messages: ok ? Number(JSON.parse(body)[0]) : 0 };
   },
-  ports: (url) => [Number(new URL(url).port)],
-  cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to the AMQP acceptor`,
+  ports: (url) => parseArtemisUrls(url).map((endpoint) => endpoint.port),
+  async cut(target) {
+    let cut = 0;
+    for (const port of driver.ports(target.url)) cut += await killSockets(port);
+    return `ss -K: ${cut} connection(s) to the AMQP acceptor`;
+  },
   async cleanup(target, queues) {
     await management(target, queues.flatMap((queue) => [
       { resource: 'broker', operation: 'destroyQueue', args: [queue, true, true] },
@@ -70,5 +103,10 @@ const driver: BrokerDriver = {
   chaos: { workers: 3, concurrency: 8, killEveryMs: [300, 900], redeliveryMs: 5_000 },
   maxBodyBytes: 4 << 20,
 };
+
+/** The 1-based place in the URL's list of the broker that takes connections now (on a pair: the active one). */
+export async function activeNode(target: DriverTarget): Promise<number> {
+  return (await activeBroker(target, [])).node;
+}
 
 export default driver;

@@ -16,13 +16,18 @@ export const DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDri
   asb: () => import('./asb.js'),
 };
 
-/** The cluster rows (`--cluster`), on the cluster lab of `scripts/clusters`. */
+/**
+ * Rows on the cluster lab (scripts/clusters, `--cluster`): a broker's driver on
+ * one of its clusters, with the node to kill mid-stream.
+ */
 export const CLUSTER_DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDriver }>>> = {
   'rabbitmq-ha': () => import('./rabbitmq-ha.js'),
   'redis-sentinel-legacy': () => import('./redis-sentinel.js').then((m) => ({ default: m.legacy })),
   'redis-sentinel-zset': () => import('./redis-sentinel.js').then((m) => ({ default: m.zset })),
   'redis-cluster-ha-legacy': () => import('./redis-cluster-ha.js').then((m) => ({ default: m.legacy })),
   'redis-cluster-ha-zset': () => import('./redis-cluster-ha.js').then((m) => ({ default: m.zset })),
+  'kafka-ha': () => import('./kafka-ha.js'),
+  'artemis-ha': () => import('./artemis-ha.js'),
 };
 
 export async function loadDriver(name: string): Promise<BrokerDriver> {

@@ -8,12 +8,13 @@ const RETRY_TIERS_MS = [250, 1000];
 /** Partitions of the work topic: three workers share them. */
 const PARTITIONS = 6;
 
-const brokers = (url: string) => [new URL(url).host];
+/** The bootstrap servers of `kafka://host:port[,host:port…]` (a cluster row names several). */
+export const brokers = (url: string) => url.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
 /** Each consumed topic has its own group, so a DLQ reader never joins the workers' group. */
 const groupOf = (queue: string) => `${queue}.group`;
 const reinjectGroupOf = (queue: string) => `${queue}.reinject`;
 
-async function admin<T>(target: DriverTarget, work: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
+export async function admin<T>(target: DriverTarget, work: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
   const client = new Kafka({ brokers: brokers(target.url), clientId: 'reliability-inspector', logLevel: logLevel.NOTHING }).admin();
   await client.connect();
   try {
@@ -65,8 +66,12 @@ const driver: BrokerDriver = {
     for (let n = 1; n <= RETRY_TIERS_MS.length; n++) counts[`retry.${n}`] = await lag(client, `${queue}.retry.${n}`, reinjectGroupOf(queue));
     return counts;
   }),
-  ports: (url) => [Number(new URL(url).port)],
-  cut: async (target) => `ss -K: ${await killSockets(Number(new URL(target.url).port))} connection(s) to ${new URL(target.url).host}`,
+  ports: (url) => brokers(url).map((host) => Number(host.split(':').pop())),
+  async cut(target) {
+    let cut = 0;
+    for (const port of driver.ports(target.url)) cut += await killSockets(port);
+    return `ss -K: ${cut} connection(s) to ${brokers(target.url).join(', ')}`;
+  },
   cleanup: (target, queues) => admin(target, async (client) => {
     const existing = new Set(await client.listTopics());
     const topics = queues.flatMap((q) => [q, ...RETRY_TIERS_MS.map((_, i) => `${q}.retry.${i + 1}`)]).filter((t) => existing.has(t));

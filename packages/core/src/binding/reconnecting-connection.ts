@@ -23,6 +23,8 @@ export interface ReconnectingConnectionSettings {
   readonly url: string;
   /** How logs and errors show the URL, where the core's `maskUrl` cannot read it (a host list). Default `maskUrl(url)`. */
   readonly shownUrl?: string;
+  /** Takes the secrets out of an error text, where the URL's own credentials are not all (a list of brokers). Default: the URL's. */
+  readonly redact?: (text: string) => string;
   readonly reconnect: ResolvedReconnectBackoff;
   readonly logger: Logger;
   /** Keep a failure as the error's `cause`. Off where a driver's own message may carry the URL's secrets. */
@@ -145,8 +147,8 @@ export abstract class ReconnectingConnection<C> {
   /** The error callers see for `cause`: the broker is unavailable, secrets redacted. */
   protected unavailable(cause: unknown): Error {
     if (cause instanceof BrokerUnavailableError || cause instanceof TransportClosedError) return cause;
-    const { broker, label, url, keepCause } = this.settings;
-    const text = redactCredentials(this.describe(cause ?? 'not connected'), url);
+    const { broker, label, keepCause } = this.settings;
+    const text = this.redact(this.describe(cause ?? 'not connected'));
     return new BrokerUnavailableError(broker, `${label} at ${this.masked} is unavailable: ${text}`, keepCause === true ? { cause } : undefined);
   }
 
@@ -189,6 +191,10 @@ export abstract class ReconnectingConnection<C> {
     return error;
   }
 
+  private redact(text: string): string {
+    return this.settings.redact?.(text) ?? redactCredentials(text, this.settings.url);
+  }
+
   private bind(connection: C): void {
     this.connection = connection;
     this.state = 'open';
@@ -204,7 +210,7 @@ export abstract class ReconnectingConnection<C> {
     if (this.state === 'closed') return;
     const fields = error === undefined
       ? { broker: this.masked }
-      : { broker: this.masked, error: redactCredentials(error.message, this.settings.url) };
+      : { broker: this.masked, error: this.redact(error.message) };
     this.settings.logger.warn(fields, `${this.settings.label} connection lost; reconnecting`);
     this.failures = 0;
     this.scheduleReconnect();
