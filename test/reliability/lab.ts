@@ -4,6 +4,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { BrokerName } from '../support/brokers.js';
+import { clusterNode, clusterVariable } from '../support/clusters.js';
+
+export { clusterNode, clusterVariable };
 
 const exec = promisify(execFile);
 
@@ -41,12 +44,6 @@ export function brokerUrl(name: BrokerName): string | undefined {
 /** The cluster lab's folder (`scripts/clusters` writes `env` there). */
 export const CLUSTERS_DIR = process.env.BABELQUEUE_CLUSTERS_DIR ?? join(ROOT, '.clusters');
 
-/** The variable a scripts/clusters.d/<name>.sh declares for its URL. */
-export function clusterVariable(name: string): string {
-  const text = readFileSync(join(ROOT, 'scripts', 'clusters.d', `${name}.sh`), 'utf8');
-  return new RegExp(`^${name.replaceAll('-', '_')}_env=(\\S+)$`, 'm').exec(text)?.[1] ?? `(no ${name}_env)`;
-}
-
 /** A cluster's URL: the environment first, then `.clusters/env`. */
 export function clusterUrl(name: string): string | undefined {
   const variable = clusterVariable(name);
@@ -58,11 +55,6 @@ export function clusterUrl(name: string): string | undefined {
     if (m?.[1] === variable) return m[2];
   }
   return undefined;
-}
-
-/** `scripts/clusters kill-node|restore-node <name> <node>` (a restore waits until the node has rejoined). */
-export async function clusterNode(action: 'kill-node' | 'restore-node', name: string, node: string): Promise<void> {
-  await run(join(ROOT, 'scripts/clusters'), [action, name, node], { timeoutMs: 600_000 });
 }
 
 /** The variable that names a lab broker's URL. */

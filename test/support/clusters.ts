@@ -40,11 +40,12 @@ export function cluster(name: string): BrokerSuite {
 
 /**
  * `scripts/clusters kill-node|restore-node <name> <node>`: SIGKILLs one node of
- * the cluster, or starts it again and resolves once it has rejoined.
+ * the cluster, or starts it again and resolves once it has rejoined (a Redis
+ * node only after its failover; up to 10 minutes on a loaded machine).
  */
 export function clusterNode(action: 'kill-node' | 'restore-node', name: string, node: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(SCRIPT, [action, name, node], { timeout: 300_000 }, (error, stdout, stderr) => {
+    execFile(SCRIPT, [action, name, node], { timeout: 600_000 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`scripts/clusters ${action} ${name} ${node} failed: ${error.message}\n${stdout}${stderr}`));
       else resolve(stdout);
     });
