@@ -2,6 +2,7 @@ import { type ConsumeOptions, type Logger } from '@babelqueue/core';
 import { type Delivery, DrainLimits } from '@babelqueue/core/binding';
 import type { PulsarAdmin } from './admin.js';
 import type { PulsarConnection } from './connection.js';
+import { errorText } from './errors.js';
 import { ConsumerSocket, type SocketOwner } from './consumer-socket.js';
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
 import type { ConsumerCommand, ConsumerMessage } from './frames.js';
@@ -150,7 +151,7 @@ export class ConsumeLoop implements SocketOwner {
     const delivery = new PulsarDelivery(this.queue, frame, this.contexts.get(socket) as DeliveryContext);
     const job: Promise<void> = this.onDelivery(delivery)
       .catch((error: unknown) => {
-        this.deps.logger.error({ queue: this.queue, error: text(error) }, 'delivery handler threw');
+        this.deps.logger.error({ queue: this.queue, error: errorText(error) }, 'delivery handler threw');
       })
       .finally(() => {
         if (delivery.abandon()) this.deps.logger.error({ queue: this.queue }, 'delivery was not settled; negatively acknowledged it');
@@ -209,7 +210,7 @@ export class ConsumeLoop implements SocketOwner {
         }
       }
     } catch (error) {
-      this.deps.logger.debug({ queue: this.queue, error: text(error) }, 'cannot look up the subscription\'s consumers; checking again later');
+      this.deps.logger.debug({ queue: this.queue, error: errorText(error) }, 'cannot look up the subscription\'s consumers; checking again later');
     } finally {
       this.checking = false;
     }
@@ -229,8 +230,4 @@ export class ConsumeLoop implements SocketOwner {
   private armIdle(): void {
     this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
   }
-}
-
-function text(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { pause, reconnectDelayMs, type Logger } from '@babelqueue/core';
 import { isConfigurationFailure, type PulsarConnection } from './connection.js';
-import { PulsarRefusedError } from './errors.js';
+import { errorText, PulsarRefusedError } from './errors.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -79,7 +79,7 @@ export class ConsumerSocket {
           continue;
         }
         failures += 1;
-        this.logger.warn({ queue: this.queue, attempt: failures, error: text(error) }, 'cannot open the Pulsar consumer WebSocket; retrying');
+        this.logger.warn({ queue: this.queue, attempt: failures, error: errorText(error) }, 'cannot open the Pulsar consumer WebSocket; retrying');
         await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
         continue;
       }
@@ -186,8 +186,4 @@ async function closeGently(ws: WebSocket | undefined): Promise<void> {
     });
     ws.close();
   });
-}
-
-function text(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -5,6 +5,11 @@ export const BROKER = 'Pulsar';
 
 export { BrokerUnavailableError, PublishNotConfirmedError, TransportClosedError };
 
+/** An error's message for a log field (never a body). */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /**
  * Pulsar cannot be reached right now (the web service refused or dropped the
  * connection); nothing was sent. The core's `BrokerUnavailableError` under the
