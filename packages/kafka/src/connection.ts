@@ -20,11 +20,8 @@ export interface KafkaConnectionOptions {
   readonly logger?: Logger;
 }
 
-/** kafkajs' own default for a client's retries: about 10 s of backoff before a send fails. */
-const DEFAULT_SEND_RETRIES = 5;
-
 /**
- * One kafkajs client with a lazily connected producer (acks=all, idempotent) and admin,
+ * One kafkajs client with a lazily connected producer (acks=all) and admin,
  * shared by every consume loop of a transport.
  */
 export class KafkaConnection {
@@ -32,7 +29,6 @@ export class KafkaConnection {
   readonly logger: Logger;
   private producerReady: Promise<Producer> | undefined;
   private adminReady: Promise<Admin> | undefined;
-  private readonly sendRetries: number;
 
   constructor(options: KafkaConnectionOptions) {
     this.logger = options.logger ?? consoleLogger();
@@ -41,7 +37,6 @@ export class KafkaConnection {
     if (brokers === undefined || brokers.length === 0) {
       throw new ConfigurationError('the Kafka transport needs `brokers` (["host:port"]) or `url` (kafka://host:port)');
     }
-    this.sendRetries = options.kafka?.retry?.retries ?? DEFAULT_SEND_RETRIES;
     this.kafka = new Kafka({
       ...(fromUrl?.ssl !== undefined ? { ssl: fromUrl.ssl } : {}),
       ...(fromUrl?.sasl !== undefined ? { sasl: fromUrl.sasl } : {}),
@@ -56,16 +51,7 @@ export class KafkaConnection {
   /** The producer, connected on first use. */
   producer(): Promise<Producer> {
     this.producerReady ??= (async () => {
-      const producer = this.kafka.producer({
-        createPartitioner: Partitioners.DefaultPartitioner,
-        allowAutoTopicCreation: true,
-        // A write retried after its leader died (the first try may have landed before
-        // the node went) is kept once: the broker drops a resend it already has.
-        idempotent: true,
-        // kafkajs retries an idempotent producer's send forever; bounded as the rest of
-        // the client is, a publish fails (and is not acknowledged) while no leader can take it.
-        retry: { retries: this.sendRetries },
-      });
+      const producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true });
       await producer.connect();
       return producer;
     })().catch((error: unknown) => {
@@ -149,9 +135,7 @@ function forward(logger: Logger, entry: LogEntry): void {
       else logger.error(data, text);
       return;
     case logLevel.WARN:
-      // Said on every producer start about the bounded retries chosen above, on purpose.
-      if (message.startsWith('Limiting retries for the idempotent producer')) logger.debug(data, text);
-      else logger.warn(data, text);
+      logger.warn(data, text);
       return;
     default:
       logger.debug(data, text);

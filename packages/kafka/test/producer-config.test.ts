@@ -17,12 +17,8 @@ async function producerConfig(options: ConstructorParameters<typeof KafkaConnect
 }
 
 describe('Kafka producer settings', () => {
-  it('idempotent, so a send retried after its leader died is written once; retries bounded as the client\'s', async () => {
+  it('not idempotent: kafkajs\'s idempotent producer lost acknowledged sends across a broker restart (out of order sequence numbers)', async () => {
     const config = await producerConfig({ url: 'kafka://127.0.0.1:19092,127.0.0.1:19192,127.0.0.1:19292' });
-    assert.equal(config?.idempotent, true);
-    assert.equal(config?.retry?.retries, 5, 'kafkajs would retry an idempotent send forever: a publish must fail while no leader takes it');
-    const custom = await producerConfig({ brokers: ['127.0.0.1:9092'], kafka: { retry: { retries: 9 } } });
-    assert.equal(custom?.retry?.retries, 9);
+    assert.notEqual(config?.idempotent, true);
   });
-
 });
