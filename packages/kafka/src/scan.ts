@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { HeaderValue, ScannedRecord, ScanOptions } from '@babelqueue/core';
+import { pause, type HeaderValue, type ScannedRecord, type ScanOptions } from '@babelqueue/core';
 import type { Admin, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 
 /** The records of one partition that wait for a consumer group: offsets `start` up to `end`, exclusive. */
@@ -24,7 +24,7 @@ const STALL_MS = 20_000;
 export async function waitingRanges(admin: Admin, topic: string, groupId: string): Promise<WaitingRange[]> {
   if (!(await admin.listTopics()).includes(topic)) return [];
   const offsets = await admin.fetchTopicOffsets(topic);
-  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const [committed] = await whileCoordinatorMoves(() => admin.fetchOffsets({ groupId, topics: [topic] }));
   const byPartition = new Map((committed?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
   return offsets
     .map((p) => {
@@ -34,6 +34,29 @@ export async function waitingRanges(admin: Admin, topic: string, groupId: string
       return { partition: p.partition, start: at < 0 ? low : Math.min(Math.max(at, low), high), end: high };
     })
     .sort((a, b) => a.partition - b.partition);
+}
+
+/** How long a read of a group's offsets waits out a coordinator that is loading or moving. */
+const COORDINATOR_WAIT_MS = 30_000;
+const COORDINATOR_ERRORS = new Set(['NOT_COORDINATOR', 'COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE']);
+
+/**
+ * Runs `read` again while Kafka says the group's coordinator is not ready (a
+ * broker just started loads its groups; a coordinator can move), up to
+ * {@link COORDINATOR_WAIT_MS}: kafkajs's admin gives these up after its own
+ * few retries, and a `dlq list` on a fresh cluster failed on them.
+ */
+async function whileCoordinatorMoves<T>(read: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + COORDINATOR_WAIT_MS;
+  for (let waitMs = 100; ; waitMs = Math.min(waitMs * 2, 2_000)) {
+    try {
+      return await read();
+    } catch (error) {
+      const type = (error as { type?: unknown } | null)?.type;
+      if (typeof type !== 'string' || !COORDINATOR_ERRORS.has(type) || Date.now() + waitMs > deadline) throw error;
+      await pause(waitMs);
+    }
+  }
 }
 
 /**
