@@ -7,18 +7,45 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { createApp, silentLogger, type Logger } from '@babelqueue/core';
 import { PulsarTransport } from '@babelqueue/pulsar';
+import { until } from '../../../test/support/until.js';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
 
 const URN = 'urn:babel:orders:created';
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
+/** Publishes `count` envelopes to `queue` with a transport of its own; resolves with their message ids. */
+async function publishEnvelopes(url: string, queue: string, count: number): Promise<Set<string>> {
+  const producer = new PulsarTransport({ url, logger: silentLogger });
+  const ids = new Set<string>();
+  for (let i = 0; i < count; i++) {
+    const { body, projection } = envelope(URN, { i }, queue);
+    ids.add(projection.messageId);
+    await producer.publish({ body, queue, projection });
   }
+  await producer.close();
+  return ids;
+}
+
+/** Runs an App on `transport` until `count` distinct messages were handled; resolves with their ids. */
+async function handleAll(transport: PulsarTransport, queue: string, logger: Logger, concurrency: number, count: number, timeoutMs = 60_000, note = ''): Promise<Set<string>> {
+  const app = createApp({ transport, queue, logger });
+  const handled = new Set<string>();
+  app.handle(URN, async (_data, message) => {
+    handled.add(message.id);
+  });
+  const stop = new AbortController();
+  const run = app.run({ concurrency, signal: stop.signal });
+  try {
+    await until(() => handled.size === count, timeoutMs, `${count} handled${note}`);
+  } catch (error) {
+    (error as Error).message += ` (${handled.size} so far)`;
+    throw error;
+  } finally {
+    stop.abort();
+    await run;
+  }
+  return handled;
 }
 
 /**
@@ -76,7 +103,7 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
     // broker subscribes, in rounds until the broker keeps a consumer no socket owns.
     const dropper = new HandshakeDropper(new URL(url));
     await dropper.start();
-    await until('the broker to keep a leaked consumer', async () => {
+    await until(async () => {
       const dropped = new PulsarTransport({ url: `http://127.0.0.1:${dropper.port}`, reconnect: { initialDelayMs: 5, maxDelayMs: 20 }, logger: silentLogger });
       const quit = new AbortController();
       const consuming = dropped.consume(q, async () => assert.fail('no socket ever opens through the dropper'), { concurrency: 8, signal: quit.signal });
@@ -86,36 +113,14 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
       await dropped.close();
       await sleep(500);
       return (await raw.consumers(q)).length > 0;
-    }, 90_000);
+    }, 90_000, 'the broker to keep a leaked consumer');
     await dropper.stop();
     const leaked = (await raw.consumers(q)).length;
     assert.ok(leaked >= 1, `${leaked} leaked consumers`);
 
-    const total = 40;
-    const producer = new PulsarTransport({ url, logger: silentLogger });
-    const ids = new Set<string>();
-    for (let i = 0; i < total; i++) {
-      const { body, projection } = envelope(URN, { i }, q);
-      ids.add(projection.messageId);
-      await producer.publish({ body, queue: q, projection });
-    }
-    await producer.close();
-
-    const transport = new PulsarTransport({ url, logger: silentLogger });
-    const app = createApp({ transport, queue: q, logger: silentLogger });
-    const handled = new Set<string>();
-    app.handle(URN, async (_data, message) => {
-      handled.add(message.id);
-    });
-    const stop = new AbortController();
-    const run = app.run({ concurrency: 8, signal: stop.signal });
-    try {
-      // With a receiver queue, each leaked consumer would keep some of these for good.
-      await until(`all ${total} handled (${handled.size} so far, ${leaked} leaked consumers on the subscription)`, () => handled.size === total, 60_000);
-    } finally {
-      stop.abort();
-      await run;
-    }
+    const ids = await publishEnvelopes(url, q, 40);
+    // With a receiver queue, each leaked consumer would keep some of these for good.
+    const handled = await handleAll(new PulsarTransport({ url, logger: silentLogger }), q, silentLogger, 8, 40, 60_000, `, ${leaked} leaked consumers on the subscription`);
     assert.deepEqual([...handled].sort(), [...ids].sort());
   });
 
@@ -126,20 +131,7 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
     await raw.publishBatch(q, bodies.map(({ body }) => body));
 
     const logger = captureLogger();
-    const transport = new PulsarTransport({ url, consumerCheckMs: 300, logger });
-    const app = createApp({ transport, queue: q, logger });
-    const handled = new Set<string>();
-    app.handle(URN, async (_data, message) => {
-      handled.add(message.id);
-    });
-    const stop = new AbortController();
-    const run = app.run({ concurrency: 4, signal: stop.signal });
-    try {
-      await until(`the batch's 6 messages handled (${handled.size} so far)`, () => handled.size === 6);
-    } finally {
-      stop.abort();
-      await run;
-    }
+    const handled = await handleAll(new PulsarTransport({ url, consumerCheckMs: 300, logger }), q, logger, 4, 6, 60_000, ' (the batch)');
     assert.deepEqual([...handled].sort(), bodies.map(({ projection }) => projection.messageId).sort());
     assert.ok(logger.lines.some((line) => line.level === 'warn' && /prefetch from now on: a producer's batch/.test(line.message)), 'the switch is logged');
     await raw.waitForBacklog(q, 0);
@@ -150,30 +142,9 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
     created.push(q);
     const res = await fetch(`${url}/admin/v2/persistent/public/default/${q}/partitions`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: '2' });
     assert.equal(res.status, 204, `create partitioned topic: HTTP ${res.status}`);
-    const producer = new PulsarTransport({ url, logger: silentLogger });
-    const ids = new Set<string>();
-    for (let i = 0; i < 10; i++) {
-      const { body, projection } = envelope(URN, { i }, q);
-      ids.add(projection.messageId);
-      await producer.publish({ body, queue: q, projection });
-    }
-    await producer.close();
-
+    const ids = await publishEnvelopes(url, q, 10);
     const logger = captureLogger();
-    const transport = new PulsarTransport({ url, logger });
-    const app = createApp({ transport, queue: q, logger });
-    const handled = new Set<string>();
-    app.handle(URN, async (_data, message) => {
-      handled.add(message.id);
-    });
-    const stop = new AbortController();
-    const run = app.run({ concurrency: 4, signal: stop.signal });
-    try {
-      await until(`10 handled (${handled.size} so far)`, () => handled.size === 10);
-    } finally {
-      stop.abort();
-      await run;
-    }
+    const handled = await handleAll(new PulsarTransport({ url, logger }), q, logger, 4, 10, 60_000);
     assert.deepEqual([...handled].sort(), [...ids].sort());
     assert.ok(logger.lines.some((line) => line.level === 'warn' && /prefetch from now on: the topic is partitioned/.test(line.message)), 'the switch is logged');
   });
@@ -192,11 +163,11 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
     const run = app.run({ concurrency: 2, signal: stop.signal });
     try {
       await app.publish(URN, { n: 1 });
-      await until('the first message handled', () => handled.includes(1));
+      await until(() => handled.includes(1), 60_000, 'the first message handled');
       const res = await fetch(`${url}/admin/v2/persistent/public/default/${q}/unload`, { method: 'PUT' });
       assert.equal(res.status, 204, `unload: HTTP ${res.status}`);
       await app.publish(URN, { n: 2 });
-      await until('the message published after the unload handled', () => handled.includes(2));
+      await until(() => handled.includes(2), 60_000, 'the message published after the unload handled');
     } finally {
       stop.abort();
       await run;
