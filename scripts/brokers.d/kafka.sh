@@ -14,7 +14,7 @@ kafka_start() {
   cp=$(java_classpath kafka) || return 1
   rm -rf "$d/data"; mkdir -p "$d/data"
   render kafka.properties "$d" "$d/server.properties"
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  cluster_id=$(kafka_cluster_id)
   java -Xmx256m -Dlog4j2.configurationFile="$HERE/conf/kafka-log4j2.properties" -cp "$cp" \
     kafka.tools.StorageTool format -t "$cluster_id" -c "$d/server.properties" >"$d/format.log" 2>&1 \
     || { tail -n 20 "$d/format.log" >&2; return 1; }

@@ -109,3 +109,15 @@ stop_pids() {
   fi
   rm -f "$LAB/$name/pid"
 }
+
+# kafka_cluster_id: a fresh KRaft cluster id (16 random bytes, URL-safe base64).
+# One that starts with '-' is drawn again: kafka-storage would read it as an option.
+kafka_cluster_id() {
+  python3 -c '
+import base64, uuid
+while True:
+    s = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not s.startswith("-"):
+        print(s)
+        break'
+}

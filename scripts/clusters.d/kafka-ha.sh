@@ -54,7 +54,7 @@ kafka_ha_start() {
   local n cp cluster_id d
   cp=$(kafka_ha_classpath) || return 1
   kafka_ha_stop
-  cluster_id=$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+  cluster_id=$(kafka_cluster_id)
   for n in $kafka_ha_nodes; do
     d="$KAFKA_HA_DIR/node$n"
     rm -rf "$d"; mkdir -p "$d/data"
