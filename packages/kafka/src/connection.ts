@@ -2,6 +2,7 @@ import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core
 import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Message, type Producer } from 'kafkajs';
 import type { RecordWrite } from './delivery.js';
 import { parseKafkaUrl } from './url.js';
+import { PRODUCER_RETRY, sendWhole } from './whole-send.js';
 
 /** A record to write: where, and what kafkajs writes (the record timestamp in ms as a string, default now). */
 export type KafkaRecord = RecordWrite & { timestamp?: string };
@@ -29,6 +30,8 @@ export class KafkaConnection {
   readonly logger: Logger;
   private producerReady: Promise<Producer> | undefined;
   private adminReady: Promise<Admin> | undefined;
+  /** The client's retry settings, which {@link sendWhole} follows for produce calls. */
+  private readonly retry: KafkaConfig['retry'];
 
   constructor(options: KafkaConnectionOptions) {
     this.logger = options.logger ?? consoleLogger();
@@ -37,6 +40,7 @@ export class KafkaConnection {
     if (brokers === undefined || brokers.length === 0) {
       throw new ConfigurationError('the Kafka transport needs `brokers` (["host:port"]) or `url` (kafka://host:port)');
     }
+    this.retry = options.kafka?.retry;
     this.kafka = new Kafka({
       ...(fromUrl?.ssl !== undefined ? { ssl: fromUrl.ssl } : {}),
       ...(fromUrl?.sasl !== undefined ? { sasl: fromUrl.sasl } : {}),
@@ -51,7 +55,7 @@ export class KafkaConnection {
   /** The producer, connected on first use. */
   producer(): Promise<Producer> {
     this.producerReady ??= (async () => {
-      const producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true });
+      const producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true, retry: PRODUCER_RETRY });
       await producer.connect();
       return producer;
     })().catch((error: unknown) => {
@@ -77,22 +81,20 @@ export class KafkaConnection {
   /** Writes one record and resolves once every in-sync replica has it (acks=all). */
   async write(record: KafkaRecord): Promise<void> {
     const producer = await this.producer();
-    await producer.send({
-      topic: record.topic,
-      acks: -1,
-      messages: [{
-        key: record.key,
-        value: record.value,
-        headers: record.headers,
-        ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
-      }],
-    });
+    const messages = [{
+      key: record.key,
+      value: record.value,
+      headers: record.headers,
+      ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
+    }];
+    await sendWhole(() => producer.send({ topic: record.topic, acks: -1, messages }), this.retry);
   }
 
   /**
    * Writes many records in one produce call (one request per broker, records
    * grouped by topic in the order given) and resolves once every in-sync
-   * replica has them (acks=all). A failure fails the call as a whole.
+   * replica has them (acks=all). A retriable failure sends the call again
+   * whole ({@link sendWhole}); a final failure fails the call as a whole.
    */
   async writeMany(records: readonly KafkaRecord[]): Promise<void> {
     const producer = await this.producer();
@@ -104,7 +106,8 @@ export class KafkaConnection {
       if (messages === undefined) byTopic.set(record.topic, [record]);
       else messages.push(record);
     }
-    await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    const topicMessages = [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+    await sendWhole(() => producer.sendBatch({ acks: -1, topicMessages }), this.retry);
   }
 
   /** Disconnects the producer and admin. Idempotent. */

@@ -21,4 +21,9 @@ describe('Kafka producer settings', () => {
     const config = await producerConfig({ url: 'kafka://127.0.0.1:19092,127.0.0.1:19192,127.0.0.1:19292' });
     assert.notEqual(config?.idempotent, true);
   });
+
+  it('kafkajs\'s own retries off: it resends a call that spans several leaders to the brokers that did not answer only (sendWhole resends it whole)', async () => {
+    const config = await producerConfig({ url: 'kafka://127.0.0.1:19092' });
+    assert.equal(config?.retry?.retries, 0);
+  });
 });
