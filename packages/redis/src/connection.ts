@@ -1,6 +1,7 @@
-import { Cluster, Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '@babelqueue/core';
 import { RedisConfigError, type RedisClient } from './options.js';
+import { reviveWhenEnded } from './revive.js';
 import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from './sentinel.js';
 
 /** The URL used when neither `url` nor `redis` is given. */
@@ -17,7 +18,7 @@ const CLUSTER_SLOTS_TIMEOUT_MS = 10_000;
 export function connect(url: string, cluster: boolean, logger: Logger): RedisClient {
   if (isSentinelUrl(url)) {
     if (cluster) throw new RedisConfigError('a Sentinel URL names a primary and its replicas, not a Redis Cluster: drop cluster');
-    return logErrors(sentinelClient(parseSentinelUrl(url)), logger);
+    return logErrors(sentinelClient(parseSentinelUrl(url), logger), logger);
   }
   let parsed: URL;
   try {
@@ -48,9 +49,10 @@ export function connect(url: string, cluster: boolean, logger: Logger): RedisCli
  * `failoverDetector` also drops the connection as soon as a Sentinel
  * announces +switch-master, instead of waiting for the old primary's socket
  * to fail; a node that answers but is no longer the primary is left for the next.
+ * When ioredis ends it by itself, it is connected again ({@link reviveWhenEnded}).
  */
-function sentinelClient(target: SentinelTarget): Redis {
-  return new Redis({
+function sentinelClient(target: SentinelTarget, logger: Logger): Redis {
+  const client = new Redis({
     sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
     name: target.name,
     db: target.db,
@@ -60,11 +62,19 @@ function sentinelClient(target: SentinelTarget): Redis {
     ...(target.password === undefined ? {} : { password: target.password }),
     ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
   });
+  reviveWhenEnded(client, logger);
+  return client;
 }
 
-/** A second connection with the same settings (blocking reads must not hold up the main one). */
-export function duplicate(client: RedisClient, logger: Logger): RedisClient {
-  return logErrors(client instanceof Cluster ? client.duplicate() : client.duplicate(), logger);
+/**
+ * A second connection with the same settings (blocking reads must not hold up
+ * the main one), `overrides` on top; a Sentinel client's is revived as it is.
+ */
+export function duplicate(client: RedisClient, logger: Logger, overrides: Partial<RedisOptions> = {}): RedisClient {
+  if (client instanceof Cluster) return logErrors(client.duplicate(), logger);
+  const copy = client.duplicate(overrides);
+  if (client.options.sentinels) reviveWhenEnded(copy, logger);
+  return logErrors(copy, logger);
 }
 
 /**

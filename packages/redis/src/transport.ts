@@ -14,6 +14,7 @@ import {
 import { Cluster, type Redis } from 'ioredis';
 import { connectWithin, type BindingRules, type Delivery } from '@babelqueue/core/binding';
 import { connect, DEFAULT_URL } from './connection.js';
+import { disconnectClient, quitClient } from './revive.js';
 import { ReplicationTimeoutError } from './errors.js';
 import { maskRedisUrl } from './sentinel.js';
 import { consumeLoop } from './consume-loop.js';
@@ -286,17 +287,17 @@ export class RedisTransport implements Transport {
     if (this.owned) {
       // QUIT waits for a reply that never comes while the broker is down.
       if (this.client.status !== 'ready') {
-        this.client.disconnect();
+        disconnectClient(this.client);
         return;
       }
       try {
-        await this.client.quit();
+        await quitClient(this.client);
       } catch {
         // disconnect() below ends it.
       }
       // After QUIT too: only disconnect() closes a Sentinel client's failover-detector
       // subscriptions to the Sentinels, which would otherwise keep the process alive.
-      this.client.disconnect();
+      disconnectClient(this.client);
     }
   }
 

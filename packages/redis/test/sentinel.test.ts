@@ -10,6 +10,8 @@ import { Redis } from 'ioredis';
 import { createApp, transportFromUrl as coreTransportFromUrl } from '@babelqueue/core';
 import { cluster, clusterNode } from '../../../test/support/clusters.js';
 import { RedisConfigError, RedisTransport, redisTransportFromUrl, ReplicationTimeoutError } from '../src/index.js';
+import { connect } from '../src/connection.js';
+import { disconnectClient } from '../src/revive.js';
 import { parseSentinelUrl } from '../src/sentinel.js';
 import { captureLogger, closeTransports, track, uniqueQueue, until } from './support/redis.js';
 
@@ -80,6 +82,23 @@ describe('Redis behind Sentinel (redis-sentinel)', { skip: sentinel.skip }, () =
     const ok = track(new RedisTransport({ url, logger: captureLogger() }));
     await ok.publishRaw(q, Buffer.from('{"attempts":0}'));
     await t.purge(q);
+  });
+
+  it('ioredis ends the client when a failover notice meets its reconnect: it is connected again, and commands go on', async () => {
+    const logger = captureLogger();
+    const client = connect(url, false, logger) as Redis;
+    try {
+      assert.equal(await client.ping(), 'PONG');
+      // What ioredis's failover detector does on +switch-master, landing while the
+      // reconnect asks the Sentinels for the primary: the connector is disconnected.
+      client.once('connecting', () => (client as unknown as { connector: { disconnect(): void } }).connector.disconnect());
+      client.disconnect(true);
+      await until(() => logger.lines.some((l) => /ended the Sentinel connection by itself/.test(l.message)), 20_000, 'the end is noticed');
+      await until(() => client.status === 'ready', 20_000, 'connected again');
+      assert.equal(await client.ping(), 'PONG');
+    } finally {
+      disconnectClient(client);
+    }
   });
 
   for (const layout of ['legacy', 'zset'] as const) {

@@ -1,6 +1,7 @@
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from '@babelqueue/core';
-import { logErrors } from '../connection.js';
+import { duplicate } from '../connection.js';
+import { disconnectClient } from '../revive.js';
 import type { RedisClient } from '../options.js';
 import { Notifier } from './signal.js';
 
@@ -88,8 +89,8 @@ export class KeyWatch {
       const source = this.client as Redis;
       // RESP2 on the listener: the invalidations then arrive as Pub/Sub messages
       // (ioredis has no event for RESP3 invalidation pushes).
-      const listener = logErrors(source.duplicate({ protocol: 2 }), this.logger);
-      const reader = logErrors(source.duplicate(), this.logger);
+      const listener = duplicate(source, this.logger, { protocol: 2 }) as Redis;
+      const reader = duplicate(source, this.logger) as Redis;
       this.listener = listener;
       this.reader = reader;
       // A reconnect of either loses the redirect: start again on the next wait.
@@ -128,8 +129,8 @@ export class KeyWatch {
     this.listener = undefined;
     this.reader = undefined;
     this.starting = undefined;
-    listener?.disconnect();
-    reader?.disconnect();
+    if (listener !== undefined) disconnectClient(listener);
+    if (reader !== undefined) disconnectClient(reader);
     for (const notifier of this.waiting.values()) notifier.fire();
   }
 }

@@ -13,6 +13,7 @@ import {
 import { SettleOnce } from '@babelqueue/core/binding';
 import { deadlineScore, dueScore, nowSeconds } from '../clock.js';
 import { duplicate } from '../connection.js';
+import { disconnectClient } from '../revive.js';
 import { isFatal, slotGuard } from '../errors.js';
 import { zsetKeys, type ZsetKeys } from '../keys.js';
 import type { RedisClient, ResolvedOptions } from '../options.js';
@@ -219,7 +220,7 @@ class ZsetReserver extends Reserver {
     super.close();
     const blocking = this.blocking;
     this.blocking = undefined;
-    blocking?.disconnect();
+    if (blocking !== undefined) disconnectClient(blocking);
   }
 }
 
