@@ -23,6 +23,7 @@ const USAGE = `npm run reliability -- [options]
   --except a,b        every driver but these
   --only a,b          only these parts: self-test, chaos, fuzz (default: all three); --only soak --soak N runs the soak alone
   --messages N        messages per chaos stream
+  --restarts N        broker restarts (on --cluster: leader node kills) per chaos stream (default 1; 3 with --full --cluster)
   --fuzz N            fuzzed bodies per broker
   --parallel N        run up to N brokers at once (default 3); rows on one server (redis-legacy,
                       redis-zset) always run one after the other
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     except: { type: 'string' },
     only: { type: 'string' },
     messages: { type: 'string' },
+    restarts: { type: 'string' },
     fuzz: { type: 'string' },
     soak: { type: 'string' },
     parallel: { type: 'string' },
@@ -59,6 +61,8 @@ const number = (text: string | undefined, fallback: number, what: string): numbe
 const seed = number(values.seed, freshSeed(), '--seed');
 // The issue's sizes: CI 5,000 messages and 10,000 fuzzed bodies per broker; --full 100,000 of each.
 const messages = number(values.messages, values.full ? 100_000 : 5_000, '--messages');
+// The cluster rows' full size kills the leader node three times per stream (issue #30).
+const restarts = number(values.restarts, values.full && values.cluster ? 3 : 1, '--restarts');
 const fuzzBodies = number(values.fuzz, values.full ? 100_000 : 10_000, '--fuzz');
 const soakMinutes = number(values.soak, 0, '--soak');
 const parts = new Set((values.only ?? 'self-test,chaos,fuzz').split(','));
@@ -114,7 +118,7 @@ async function runDriver(name: string): Promise<DriverReport> {
     report.selfTest = await runChaos(context('self-test'), { messages: 50, kills: false, faults: false, sabotage: true });
   });
   if (parts.has('chaos')) await part('chaos', async () => {
-    report.chaos = await runChaos(context('chaos'), { messages, kills: true, faults: true, sabotage: false });
+    report.chaos = await runChaos(context('chaos'), { messages, kills: true, faults: true, restarts, sabotage: false });
   });
   if (parts.has('fuzz')) await part('fuzz', async () => {
     report.fuzz = await runFuzz(context('fuzz'), fuzzBodies);

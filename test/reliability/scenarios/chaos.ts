@@ -16,8 +16,10 @@ export interface ChaosOptions {
   readonly messages: number;
   /** SIGKILL a random worker every `driver.chaos.killEveryMs` and start a new one. */
   readonly kills: boolean;
-  /** Cut every connection at 25 % and 75 % of the stream, restart the broker at 50 %. */
+  /** Cut every connection at 25 % and 75 % of the stream, and restart the broker (a cluster row: kill its leader node) `restarts` times between. */
   readonly faults: boolean;
+  /** Broker restarts (node kills) per stream, spread evenly (see {@link faultPlan}); default 1, at 50 %. */
+  readonly restarts?: number;
   /** Self-test: delete one message on purpose before the workers start; the count must show it lost. */
   readonly sabotage: boolean;
 }
@@ -91,8 +93,16 @@ const PUBLISH_BATCH = 25;
 const WINDOW = 500;
 /** Loaded workers kept waiting under kills: kills come faster than a process loads. */
 const SPARES = 2;
-/** The broker faults of a stream: at which share of it settled, what. */
-const FAULT_PLAN: readonly (readonly [number, 'cut' | 'restart'])[] = [[0.25, 'cut'], [0.5, 'restart'], [0.75, 'cut']];
+/**
+ * The broker faults of a stream: at which share of it settled, what. Cuts at
+ * 25 % and 75 %; `restarts` restarts at (2i + 1) / 2n, so one is at 50 % and
+ * three at 1/6, 1/2 and 5/6 (never on a cut).
+ */
+export function faultPlan(restarts: number): (readonly [number, 'cut' | 'restart'])[] {
+  const plan: (readonly [number, 'cut' | 'restart'])[] = [[0.25, 'cut'], [0.75, 'cut']];
+  for (let i = 0; i < restarts; i++) plan.push([(2 * i + 1) / (2 * restarts), 'restart']);
+  return plan.sort((a, b) => a[0] - b[0]);
+}
 const KILL_WEIGHTS: Readonly<Record<KillKind, number>> = { anytime: 40, handler: 15, effect: 15, settle: 15, 'dlq-write': 15 };
 
 /**
@@ -166,7 +176,8 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     const window = tuning.window ?? WINDOW;
     // The stream may not run past a planned fault that has not started yet
     // (a slow CLI, a restart still under way): it is held there until it has.
-    let gate = options.faults ? Math.floor(options.messages * FAULT_PLAN[0]![0]) + window : Infinity;
+    const plan = faultPlan(options.restarts ?? 1);
+    let gate = options.faults ? Math.floor(options.messages * plan[0]![0]) + window : Infinity;
     let nextKey = 0;
     // Each lane publishes batches (app.publishMany, the broker's own batching); the items of a
     // batch that failed are sent again, as a producer would (the rest went through).
@@ -245,11 +256,11 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
     let faultsDone = !options.faults;
     const faulting = (async () => {
       if (!options.faults) return;
-      for (const [i, [share, kind]] of FAULT_PLAN.entries()) {
+      for (const [i, [share, kind]] of plan.entries()) {
         while (!finishing && settled.size < options.messages * share) await sleep(100);
         if (finishing) return;
         const at = Date.now();
-        const next = FAULT_PLAN[i + 1];
+        const next = plan[i + 1];
         gate = next === undefined ? Infinity : Math.floor(options.messages * next[0]) + window;
         if (kind === 'restart' && driver.nodeKill !== undefined) {
           // A cluster row: the queue's leader node SIGKILLed and brought back instead of a restart.
