@@ -50,7 +50,7 @@ function option(name: string): string | undefined {
 }
 
 const QUICK = process.argv.includes('--quick');
-const MESSAGES = Number(option('messages') ?? (QUICK ? 300 : 3000));
+const MESSAGES = Number(option('messages') ?? (QUICK ? 300 : 5000));
 const DEPTH = Number(option('depth') ?? (QUICK ? 20_000 : 1_000_000));
 const DEPTH_MESSAGES = QUICK ? 1000 : 5000;
 const PARTS = (option('parts') ?? 'workers,payload,depth').split(',');
