@@ -65,6 +65,7 @@ export const BROKERS: Broker[] = [
     transport: (url) => new RabbitMqTransport({ url, logger: silentLogger }),
     async cleanup(url, queue) {
       const connection = await connect(url);
+      // Only the work queue: a no-op handler dead-letters nothing, so no DLQ is declared.
       const channel = await connection.createChannel();
       await channel.deleteQueue(queue);
       await connection.close();
@@ -84,7 +85,9 @@ export const BROKERS: Broker[] = [
     async cleanup(url, topic) {
       const admin = new Kafka({ brokers: kafkaBrokers(url), clientId: 'bq-bench-scale', logLevel: logLevel.NOTHING }).admin();
       await admin.connect();
-      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      // The topic and what the binding made beside it (its `.dlq`).
+      const topics = (await admin.listTopics()).filter((t) => t === topic || t.startsWith(`${topic}.`));
+      await admin.deleteTopics({ topics }).catch(() => undefined);
       await admin.disconnect();
     },
   },

@@ -20,16 +20,18 @@ const STALL_MS = 30_000;
 export class Pool {
   private readonly handled: number[];
   private readonly done: (Extract<FromWorker, { type: 'done' }> | undefined)[];
+  private exited = false;
 
   private constructor(private readonly children: ChildProcess[]) {
     this.handled = children.map(() => 0);
     this.done = children.map(() => undefined);
-    children.forEach((child, i) =>
+    children.forEach((child, i) => {
       child.on('message', (message: FromWorker) => {
         if (message.type === 'progress') this.handled[i] = message.handled;
         if (message.type === 'done') this.done[i] = message;
-      }),
-    );
+      });
+      child.once('exit', () => (this.exited = true));
+    });
   }
 
   /** Starts `workers` processes with `env` and waits until each has loaded. */
@@ -47,6 +49,7 @@ export class Pool {
 
   /** Every worker consumes `queue` at `concurrency` until `count` messages were handled in all; then they stop. */
   async drain(command: Omit<RunCommand, 'type'>, count: number): Promise<Drained> {
+    if (this.exited) throw new Error('a worker process of this pool exited');
     this.handled.fill(0);
     this.done.fill(undefined);
     for (const child of this.children) child.send({ type: 'run', ...command });
@@ -57,17 +60,22 @@ export class Pool {
       const total = this.handled.reduce((a, b) => a + b, 0);
       if (total >= count) break;
       if (total > seen) [seen, movedAt] = [total, Date.now()];
-      if (Date.now() - movedAt > STALL_MS) {
+      if (Date.now() - movedAt > STALL_MS || this.exited) {
         stalled = true;
         break;
       }
       await sleep(20);
     }
-    for (const child of this.children) child.send({ type: 'stop' });
-    while (this.done.some((d) => d === undefined)) await sleep(20);
+    for (const child of this.children) if (child.connected) child.send({ type: 'stop' });
+    const stopBy = Date.now() + STALL_MS;
+    while (this.done.some((d) => d === undefined)) {
+      if (this.exited || Date.now() > stopBy) throw new Error('a worker process exited or did not stop');
+      await sleep(20);
+    }
     const done = this.done as Extract<FromWorker, { type: 'done' }>[];
     const handled = done.reduce((a, d) => a + d.handled, 0);
-    if (stalled) throw new Error(`stalled at ${handled} of ${count} messages`);
+    const errors = done.flatMap((d) => (d.error !== undefined ? [d.error] : []));
+    if (stalled) throw new Error(`stalled at ${handled} of ${count} messages${errors.length > 0 ? `: ${errors[0]}` : ''}`);
     const active = done.filter((d) => d.handled > 0);
     const seconds = (Math.max(...active.map((d) => d.last)) - Math.min(...active.map((d) => d.first))) / 1000;
     const cpuUs = done.reduce((a, d) => a + d.cpuUs, 0);
@@ -79,7 +87,7 @@ export class Pool {
   /** Ends every worker. */
   async close(): Promise<void> {
     await Promise.all(this.children.map((child) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      if (child.exitCode !== null || !child.connected) return resolve();
       child.once('exit', () => resolve());
       child.send({ type: 'exit' });
     })));

@@ -27,7 +27,7 @@ export type ToWorker = RunCommand | { type: 'stop' } | { type: 'exit' };
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'progress'; handled: number }
-  | { type: 'done'; handled: number; cpuUs: number; first: number; last: number };
+  | { type: 'done'; handled: number; cpuUs: number; first: number; last: number; error?: string };
 
 const send = (message: FromWorker) => process.send!(message);
 
@@ -48,14 +48,16 @@ function run(command: RunCommand): void {
     } else cpuUsed = process.cpuUsage(cpuAtFirst);
   });
   const abort = new AbortController();
-  const consuming = app.consume({ concurrency: command.concurrency, signal: abort.signal });
+  let error: string | undefined;
+  // A consume loop that fails is reported with the cell (the parent sees no progress, stops the cell and says why).
+  const consuming = app.consume({ concurrency: command.concurrency, signal: abort.signal }).catch((e: unknown) => void (error = e instanceof Error ? e.message : String(e)));
   const ticker = setInterval(() => send({ type: 'progress', handled }), 100);
   stop = async () => {
     clearInterval(ticker);
     abort.abort();
     await consuming;
-    await app.close();
-    send({ type: 'done', handled, cpuUs: cpuUsed.user + cpuUsed.system, first, last });
+    await app.close().catch(() => undefined);
+    send({ type: 'done', handled, cpuUs: cpuUsed.user + cpuUsed.system, first, last, ...(error !== undefined ? { error } : {}) });
   };
 }
 
