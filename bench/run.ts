@@ -1,18 +1,20 @@
 /**
- * `npm run bench [-- name…]`: runs every benchmark (or the named ones) one
+ * `npm run bench [-- name… [--flag…]]`: runs every benchmark (or the named ones) one
  * after the other, each in its own process, skipping those whose broker is not
  * up; writes bench/results/latest.json and prints one table per benchmark:
  * msgs/s and CPU µs per message for the App, the raw client (and BullMQ where
  * the bench has it), with the ratios, then the latency percentiles.
  *
+ * Flags go to every bench named (`npm run bench -- scale --quick`).
+ *
  * Broker URLs come from the environment or `.brokers/env` (`scripts/brokers up`).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brokerEnv, reachable } from './support/brokers.js';
 import { isLatency, isReport, type LatencyFigures, type Measurement, type ThroughputMeasurement } from './support/report.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -30,6 +32,8 @@ const BENCHES: { name: string; broker?: string; env?: string }[] = [
   { name: 'pulsar', broker: 'pulsar', env: 'BABELQUEUE_PULSAR_URL' },
   { name: 'artemis', broker: 'artemis', env: 'BABELQUEUE_ARTEMIS_URL' },
   { name: 'asb', broker: 'asb (stand-in)', env: 'BABELQUEUE_ASB_URL' },
+  // Every broker that is up, with 1, 2 and 4 worker processes; it skips the others itself.
+  { name: 'scale' },
 ];
 
 type Outcome =
@@ -37,44 +41,9 @@ type Outcome =
   | { status: 'failed'; reason: string; seconds: number }
   | { status: 'ok'; seconds: number; loadBefore: number[]; measurements: Measurement[]; result: unknown };
 
-function brokerEnv(): Record<string, string> {
-  const file = join(root, '.brokers', 'env');
-  const env: Record<string, string> = {};
-  if (!existsSync(file)) return env;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m && process.env[m[1]!] === undefined) env[m[1]!] = m[2]!;
-  }
-  return env;
-}
-
-/** host:port of a broker URL (amqp://u:p@h:p, kafka://h:p,…, http://h:p, Endpoint=sb://h:p;…). */
-function address(url: string): { host: string; port: number } | undefined {
-  const m = /^(?:Endpoint=)?[a-z]+:\/\/(?:[^@/]*@)?(\[[^\]]+\]|[^:/,;?]+)(?::(\d+))?/i.exec(url);
-  if (m === null) return undefined;
-  const scheme = url.replace(/^Endpoint=/i, '').split(':')[0]!.toLowerCase();
-  const defaults: Record<string, number> = { redis: 6379, amqp: 5672, amqps: 5671, kafka: 9092, http: 80, https: 443, sb: 5671 };
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port: m[2] !== undefined ? Number(m[2]) : (defaults[scheme] ?? 80) };
-}
-
-function reachable(url: string): Promise<boolean> {
-  const where = address(url);
-  if (where === undefined) return Promise.resolve(false);
+function runBench(name: string, flags: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; timedOut: boolean }> {
   return new Promise((resolve) => {
-    const socket = connect(where);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
-}
-
-function runBench(name: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; timedOut: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join('bench', name, 'index.ts')], {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join('bench', name, 'index.ts'), ...flags], {
       cwd: root,
       env,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -116,9 +85,10 @@ export function table(name: string, outcome: Outcome): string {
         `| ${r.mode} | ${cell(r.raw.rate)} | ${cell(r.app.rate)} | ${cell(r.appToRaw, 2)} | ${cell(r.raw.cpuUs, 1)} | ${cell(r.app.cpuUs, 1)} | ${cell(r.cpuRawToApp, 2)} |${bullCells}`,
       );
     }
-  } else {
+  } else if (!isReport(outcome.result) || outcome.result.tables === undefined) {
     lines.push('(no msgs/s rows: see the JSON)');
   }
+  if (isReport(outcome.result) && outcome.result.tables !== undefined) lines.push(...outcome.result.tables.flatMap((t) => ['', t]));
   if (latency.length > 0) {
     lines.push('', '| latency | offered msgs/s | raw p50 / p99 / p99.9 ms | App p50 / p99 / p99.9 ms |', '| --- | ---: | ---: | ---: |');
     const p = (x: LatencyFigures) => `${cell(x.p50Ms, 1)} / ${cell(x.p99Ms, 1)} / ${cell(x.p999Ms, 1)}${x.unhandled ? ` (${x.unhandled} not handled in time)` : ''}`;
@@ -128,13 +98,15 @@ export function table(name: string, outcome: Outcome): string {
 }
 
 async function main(): Promise<void> {
-  const wanted = process.argv.slice(2);
+  // Names pick benches; `--…` flags (e.g. `scale --quick`) go to every bench picked.
+  const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const flags = process.argv.slice(2).filter((a) => a.startsWith('-') && a !== '--');
   const unknown = wanted.filter((w) => !BENCHES.some((b) => b.name === w));
   if (unknown.length > 0) {
     console.error(`unknown bench: ${unknown.join(', ')} (known: ${BENCHES.map((b) => b.name).join(', ')})`);
     process.exit(2);
   }
-  const env = { ...brokerEnv(), ...process.env };
+  const env = { ...brokerEnv(root), ...process.env };
   const outcomes: Record<string, Outcome> = {};
   for (const bench of BENCHES) {
     if (wanted.length > 0 && !wanted.includes(bench.name)) continue;
@@ -147,7 +119,7 @@ async function main(): Promise<void> {
     console.error(`bench ${bench.name}…`);
     const loadBefore = loadavg();
     const started = Date.now();
-    const { code, stdout, timedOut } = await runBench(bench.name, env);
+    const { code, stdout, timedOut } = await runBench(bench.name, flags, env);
     const seconds = Math.round((Date.now() - started) / 1000);
     let result: unknown;
     try {

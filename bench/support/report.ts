@@ -83,6 +83,8 @@ export interface Report {
   measurements: Measurement[];
   /** Figures that are not one side's medians (e.g. another SDK's, on fewer messages; CPU differences taken round by round). */
   reference?: Record<string, unknown>;
+  /** Markdown tables a bench renders itself, printed after the msgs/s rows (the scaling bench's, whose cells have no raw side). */
+  tables?: string[];
   node: string;
 }
 

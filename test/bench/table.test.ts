@@ -107,4 +107,11 @@ describe('bench JSON in the table', () => {
     assert.deepEqual(measurementsOf({ bench: 'codec', small: { opsPerCpuSec: 1 } }), []);
     assert.match(tableOf({ bench: 'codec' }), /no msgs\/s rows/);
   });
+
+  it('a Report with tables of its own (scale) prints them, without the no-rows line', () => {
+    const report: Report = { bench: 'scale', params: {}, measurements: [], tables: ['| broker | W=1 c=1 |\n| --- | ---: |\n| redis-zset | 1,000 · 50 µs |'], node: 'v20' };
+    const text = tableOf(JSON.parse(JSON.stringify(report)));
+    assert.match(text, /\| redis-zset \| 1,000 · 50 µs \|/);
+    assert.doesNotMatch(text, /no msgs\/s rows/);
+  });
 });
