@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { type ConsumeOptions, type Logger } from '@babelqueue/core';
 import { type Delivery, DrainLimits } from '@babelqueue/core/binding';
 import type { PulsarAdmin } from './admin.js';
@@ -63,6 +64,9 @@ export class ConsumeLoop implements SocketOwner {
     private readonly limits: ConsumeOptions,
   ) {
     const { options } = deps;
+    // Every consumer socket (16 by default) listens for the stop: more than the
+    // default 10 listeners is expected, not a leak, and Node would warn of one.
+    setMaxListeners(0, this.stopController.signal);
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
     this.drain = new DrainLimits(limits);
     this.prefetch = options.receiverQueueSize !== undefined && options.receiverQueueSize > 0;
