@@ -38,13 +38,14 @@ export async function waitingRanges(admin: Admin, topic: string, groupId: string
 
 /** How long a read of a group's offsets waits out a coordinator that is loading or moving. */
 const COORDINATOR_WAIT_MS = 30_000;
-const COORDINATOR_ERRORS = new Set(['NOT_COORDINATOR', 'COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE']);
+/** kafkajs's names for Kafka's COORDINATOR_LOAD_IN_PROGRESS (14), COORDINATOR_NOT_AVAILABLE (15) and NOT_COORDINATOR (16). */
+const COORDINATOR_ERRORS = new Set(['GROUP_LOAD_IN_PROGRESS', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR_FOR_GROUP']);
 
 /**
  * Runs `read` again while Kafka says the group's coordinator is not ready (a
  * broker just started loads its groups; a coordinator can move), up to
  * {@link COORDINATOR_WAIT_MS}: kafkajs's admin gives these up after its own
- * few retries, and a `dlq list` on a fresh cluster failed on them.
+ * few retries, and a `dlq list` on a fresh Kafka failed on them.
  */
 async function whileCoordinatorMoves<T>(read: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + COORDINATOR_WAIT_MS;
@@ -52,11 +53,23 @@ async function whileCoordinatorMoves<T>(read: () => Promise<T>): Promise<T> {
     try {
       return await read();
     } catch (error) {
-      const type = (error as { type?: unknown } | null)?.type;
-      if (typeof type !== 'string' || !COORDINATOR_ERRORS.has(type) || Date.now() + waitMs > deadline) throw error;
+      if (!coordinatorNotReady(error) || Date.now() + waitMs > deadline) throw error;
       await pause(waitMs);
     }
   }
+}
+
+/**
+ * A coordinator error as kafkajs throws it: the protocol error itself, the
+ * same wrapped as the `cause` of KafkaJSNumberOfRetriesExceeded once its own
+ * retries ran out, or a coordinator it could not find at all.
+ */
+function coordinatorNotReady(error: unknown): boolean {
+  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const { type, name } = e as { type?: unknown; name?: unknown };
+    if ((typeof type === 'string' && COORDINATOR_ERRORS.has(type)) || name === 'KafkaJSGroupCoordinatorNotFound') return true;
+  }
+  return false;
 }
 
 /**
