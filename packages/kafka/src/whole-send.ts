@@ -1,3 +1,4 @@
+import { pause } from '@babelqueue/core';
 import type { RetryOptions } from 'kafkajs';
 
 /** kafkajs's own retry defaults: 5 retries, 300 ms doubling up to 30 s, ±20 % jitter. */
@@ -23,16 +24,16 @@ const DEFAULTS: Required<Omit<RetryOptions, 'restartOnFailure'>> = {
  * twice instead (at-least-once), and never drops a message. The producer this
  * wraps therefore has kafkajs's retries off ({@link PRODUCER_RETRY}).
  */
-export async function sendWhole<T>(send: () => Promise<T>, retry: RetryOptions | undefined, pause = sleep): Promise<T> {
+export async function sendWhole<T>(send: () => Promise<T>, retry: RetryOptions | undefined, wait: (ms: number) => Promise<unknown> = pause): Promise<T> {
   const policy = { ...DEFAULTS, ...retry };
-  let wait = policy.initialRetryTime;
+  let waitMs = policy.initialRetryTime;
   for (let attempt = 0; ; attempt += 1) {
     try {
       return await send();
     } catch (error) {
       if (attempt >= policy.retries || !exhaustedRetriable(error)) throw error;
-      await pause(Math.round(wait * (1 - policy.factor + 2 * policy.factor * Math.random())));
-      wait = Math.min(wait * policy.multiplier, policy.maxRetryTime);
+      await wait(Math.round(waitMs * (1 - policy.factor + 2 * policy.factor * Math.random())));
+      waitMs = Math.min(waitMs * policy.multiplier, policy.maxRetryTime);
     }
   }
 }
@@ -47,8 +48,4 @@ export const PRODUCER_RETRY: RetryOptions = { retries: 0 };
  */
 function exhaustedRetriable(error: unknown): boolean {
   return (error as { name?: unknown } | null)?.name === 'KafkaJSNumberOfRetriesExceeded';
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

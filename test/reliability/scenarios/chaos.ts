@@ -96,9 +96,9 @@ const SPARES = 2;
 /**
  * The broker faults of a stream: at which share of it settled, what. Cuts at
  * 25 % and 75 %; `restarts` restarts at (2i + 1) / 2n, so one is at 50 % and
- * three at 1/6, 1/2 and 5/6 (never on a cut).
+ * three at 1/6, 1/2 and 5/6 (two would fall on the cuts, and run right after them).
  */
-export function faultPlan(restarts: number): (readonly [number, 'cut' | 'restart'])[] {
+function faultPlan(restarts: number): (readonly [number, 'cut' | 'restart'])[] {
   const plan: (readonly [number, 'cut' | 'restart'])[] = [[0.25, 'cut'], [0.75, 'cut']];
   for (let i = 0; i < restarts; i++) plan.push([(2 * i + 1) / (2 * restarts), 'restart']);
   return plan.sort((a, b) => a[0] - b[0]);
