@@ -5,6 +5,9 @@
 kafka_env=BABELQUEUE_KAFKA_URL
 kafka_ports="9092 9093"
 kafka_timeout=120
+# Closing hundreds of partitions (the suites leave that many) takes tens of
+# seconds on a busy machine; a SIGKILL instead costs a log recovery at the start.
+kafka_stop_grace=120
 kafka_url() { echo "kafka://$HOST:9092"; }
 kafka_ready() { probe kafka 9092; }
 kafka_why() { probe_why kafka 9092; }

@@ -70,9 +70,11 @@ maven_fetch() {
 }
 
 # spawn NAME LOG COMMAND...: starts a broker process in its own session, detached
-# from this shell, and records its pid.
+# from this shell, and records its pid. The log of the previous run (a restart's
+# shutdown) is kept as LOG.prev.
 spawn() {
   local name=$1 log=$2; shift 2
+  if [ -f "$log" ]; then mv "$log" "$log.prev"; fi
   setsid nohup "$@" >"$log" 2>&1 < /dev/null &
   echo $! >> "$LAB/$name/pid"
 }
@@ -94,18 +96,20 @@ redis_save_and_stop() {
   stop_pids "$name"
 }
 
-# stop_pids NAME: SIGTERM (graceful shutdown in every broker here), SIGKILL after 30 s.
+# stop_pids NAME: SIGTERM (graceful shutdown in every broker here), SIGKILL after
+# <name>_stop_grace seconds (default 30).
 stop_pids() {
-  local name=$1 pids
+  local name=$1 pids grace
+  grace=$(var "$name" stop_grace); grace=${grace:-30}
   pids=$(live_pids "$name")
   if [ -n "$pids" ]; then
     kill $pids 2>/dev/null || true
-    for _ in $(seq 60); do
+    for _ in $(seq $(( grace * 2 ))); do
       [ -z "$(live_pids "$name")" ] && break
       sleep 0.5
     done
     pids=$(live_pids "$name")
-    [ -n "$pids" ] && { warn "$name" "did not stop in 30 s: SIGKILL $pids"; kill -9 $pids 2>/dev/null || true; }
+    [ -n "$pids" ] && { warn "$name" "did not stop in $grace s: SIGKILL $pids"; kill -9 $pids 2>/dev/null || true; }
   fi
   rm -f "$LAB/$name/pid"
 }
