@@ -323,7 +323,10 @@ export async function runChaos(context: ScenarioContext, options: ChaosOptions):
         if (isEmpty(await driver.leftover(producerTarget, queue).catch(() => ({ unreadable: 1 })))) break;
       }
       if (Date.now() - lastProgress > stallMs && settled.size < options.messages && faultsDone) {
-        aborted = `stalled: nothing settled for ${Math.round(stallMs / 1000)} s at ${settled.size}/${options.messages}`;
+        // Where the unsettled messages wait (ready, locked, scheduled, …) says which side holds them.
+        const held = await driver.leftover(producerTarget, queue).catch((error: unknown) => ({ [`unreadable: ${String(error)}`]: 1 }));
+        const places = Object.entries(held).map(([place, n]) => `${place} ${n}`).join(', ');
+        aborted = `stalled: nothing settled for ${Math.round(stallMs / 1000)} s at ${settled.size}/${options.messages} (the queue held: ${places}; ${pool.live().length} workers live)`;
         break;
       }
       if (options.sabotage && settled.size === options.messages - 1 && published === options.messages) {
