@@ -1,6 +1,7 @@
 import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
 import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Message, type Producer } from 'kafkajs';
 import type { RecordWrite } from './delivery.js';
+import { armRequestQueueTimerOnlyWhenNeeded } from './request-queue-timer.js';
 import { parseKafkaUrl } from './url.js';
 import { PRODUCER_RETRY, sendWhole } from './whole-send.js';
 
@@ -41,6 +42,7 @@ export class KafkaConnection {
       throw new ConfigurationError('the Kafka transport needs `brokers` (["host:port"]) or `url` (kafka://host:port)');
     }
     this.retry = options.kafka?.retry;
+    armRequestQueueTimerOnlyWhenNeeded();
     this.kafka = new Kafka({
       ...(fromUrl?.ssl !== undefined ? { ssl: fromUrl.ssl } : {}),
       ...(fromUrl?.sasl !== undefined ? { sasl: fromUrl.sasl } : {}),
