@@ -105,6 +105,12 @@ export class NotAllowedError extends Error {
 export class Entity {
   private readonly messages = new Map<number, StoredMessage>();
   private readonly locks = new Map<string, StoredMessage>();
+  /**
+   * Messages enqueued for a later time, until they are due: with `locks`, all that
+   * {@link nextDeadline} reads, so the deadline timer, re-armed on every delivery and
+   * settlement, never walks the whole namespace (thousands of messages after a test run).
+   */
+  private readonly scheduled = new Set<StoredMessage>();
   /** Duplicate detection's history: MessageId → when it was logged, oldest first. */
   private readonly logged = new Map<string, number>();
   /** Locked sessions by SessionId. */
@@ -136,7 +142,7 @@ export class Entity {
     const scheduled = entryValue(annotations, 'x-opt-scheduled-enqueue-time');
     const appProps = sections.find((s) => s.code === SECTION.applicationProperties);
     const sequenceNumber = this.nextSequence++;
-    this.messages.set(sequenceNumber, {
+    const message: StoredMessage = {
       sequenceNumber,
       header: headerFields(sections.find((s) => s.code === SECTION.header)),
       sessionId,
@@ -148,7 +154,9 @@ export class Entity {
       deliveryCount: 0,
       deferred: false,
       lock: undefined,
-    });
+    };
+    this.messages.set(sequenceNumber, message);
+    if (message.visibleAt > now) this.scheduled.add(message);
     return sequenceNumber;
   }
 
@@ -357,10 +365,17 @@ export class Entity {
   /** The earliest future time something becomes due here (a lock expiry or a scheduled message). */
   nextDeadline(now: number): number | undefined {
     let next: number | undefined;
-    for (const message of this.messages.values()) {
-      const lockUntil = message.lock?.session === undefined ? message.lock?.until : undefined;
-      const due = lockUntil ?? (message.lock === undefined && message.visibleAt > now ? message.visibleAt : undefined);
+    for (const message of this.locks.values()) {
+      const due = message.lock?.session === undefined ? message.lock?.until : undefined;
       if (due !== undefined && (next === undefined || due < next)) next = due;
+    }
+    for (const message of this.scheduled) {
+      // Due by now, or gone (cancelled, or received once due): no deadline of its own any more.
+      if (message.visibleAt <= now || this.messages.get(message.sequenceNumber) !== message) {
+        this.scheduled.delete(message);
+        continue;
+      }
+      if (next === undefined || message.visibleAt < next) next = message.visibleAt;
     }
     for (const lock of this.sessions.values()) if (next === undefined || lock.until < next) next = lock.until;
     return next;
