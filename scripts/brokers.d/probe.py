@@ -12,6 +12,7 @@ right broker is answering on the port, not merely that something listens:
     probe.py asb HOST PORT            the same, offering Service Bus's MSSBCBS mechanism (the stand-in)
     probe.py kafka HOST PORT          Metadata v1 lists a broker and an elected controller
     probe.py sqs HOST PORT            SQS query API answers ListQueues
+    probe.py sqs-count HOST PORT      the same, printing how many queues it lists
     probe.py pulsar HOST PORT         admin API has public/default and the WebSocket API upgrades
     probe.py postgres HOST PORT       a startup message as user babelqueue reaches ReadyForQuery
 
@@ -172,6 +173,11 @@ def probe_sqs(host, port):
                         headers={"Content-Type": "application/x-www-form-urlencoded"})
     if status != 200 or "ListQueuesResponse" not in body:
         raise NotReady(f"not an SQS endpoint (HTTP {status})")
+    return body.count("<QueueUrl>")
+
+
+def probe_sqs_count(host, port):
+    print(probe_sqs(host, port))
 
 
 def probe_pulsar(host, port):
@@ -220,6 +226,7 @@ PROBES = {
     "asb": probe_asb,
     "kafka": probe_kafka,
     "sqs": probe_sqs,
+    "sqs-count": probe_sqs_count,
     "pulsar": probe_pulsar,
     "postgres": probe_postgres,
 }

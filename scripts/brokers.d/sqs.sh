@@ -7,12 +7,32 @@ sqs_env=BABELQUEUE_SQS_URL
 sqs_ports="9324"
 sqs_timeout=90
 sqs_url() { echo "http://$HOST:9324"; }
-sqs_ready() { probe sqs 9324; }
-sqs_why() { probe_why sqs 9324; }
+# ElasticMQ answers before it has read its queues back from the H2 file: a client
+# asking meanwhile is told its queue does not exist. So a restart records how many
+# queues there were, and the broker is ready once it lists as many again.
+sqs_ready() {
+  probe sqs 9324 || return 1
+  local before="$LAB/sqs/queues-before"
+  [ -f "$before" ] || return 0
+  [ "$(python3 "$HERE/probe.py" sqs-count "$HOST" 9324 2>/dev/null || echo 0)" -ge "$(cat "$before")" ] || return 1
+  rm -f "$before"
+}
+sqs_why() {
+  local before="$LAB/sqs/queues-before"
+  if [ -f "$before" ] && probe sqs 9324; then
+    echo "restoring its queues: $(python3 "$HERE/probe.py" sqs-count "$HOST" 9324 2>/dev/null || echo '?') of $(cat "$before") listed"
+  else
+    probe_why sqs 9324
+  fi
+}
+sqs_halt() {
+  python3 "$HERE/probe.py" sqs-count "$HOST" 9324 > "$LAB/sqs/queues-before" 2>/dev/null || rm -f "$LAB/sqs/queues-before"
+  stop_pids sqs
+}
 sqs_install() { java_ensure && maven_classpath elasticmq >/dev/null; }
 sqs_start() {
   local d="$LAB/sqs"
-  rm -rf "$d/data"; mkdir -p "$d/data"
+  rm -rf "$d/data" "$d/queues-before"; mkdir -p "$d/data"
   render elasticmq.conf "$d" "$d/elasticmq.conf"
   sqs_resume
 }
