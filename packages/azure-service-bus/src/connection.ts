@@ -18,7 +18,7 @@ export class Connection {
 
   constructor(
     private readonly address: AsbAddress | undefined,
-    private readonly options: Pick<AzureServiceBusTransportOptions, 'client' | 'credential' | 'fullyQualifiedNamespace'>,
+    private readonly options: Pick<AzureServiceBusTransportOptions, 'client' | 'clientOptions' | 'credential' | 'fullyQualifiedNamespace'>,
   ) {}
 
   /** The client, created on first use. */
@@ -55,10 +55,10 @@ export class Connection {
   private async create(): Promise<ServiceBusClient> {
     if (this.options.client !== undefined) return this.options.client;
     const address = this.address;
-    if (address?.kind === 'connection-string') return new ServiceBusClient(address.connectionString);
+    if (address?.kind === 'connection-string') return new ServiceBusClient(address.connectionString, this.options.clientOptions);
     const namespace = address?.fullyQualifiedNamespace ?? this.options.fullyQualifiedNamespace;
     if (namespace === undefined) throw new ConfigurationError('give a connectionString, a url, a fullyQualifiedNamespace with a credential, or a client');
-    return new ServiceBusClient(namespace, this.options.credential ?? (await defaultCredential()));
+    return new ServiceBusClient(namespace, this.options.credential ?? (await defaultCredential()), this.options.clientOptions);
   }
 }
 

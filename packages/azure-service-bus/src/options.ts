@@ -1,4 +1,4 @@
-import type { ServiceBusClient, TokenCredential } from '@azure/service-bus';
+import type { ServiceBusClient, ServiceBusClientOptions, TokenCredential } from '@azure/service-bus';
 import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
 import { type EnvelopeProjection } from '@babelqueue/core/binding';
 
@@ -41,6 +41,13 @@ export interface AzureServiceBusTransportOptions {
   readonly credential?: TokenCredential;
   /** A client you built and own; `close()` then leaves it open. */
   readonly client?: ServiceBusClient;
+  /**
+   * Options for the `ServiceBusClient` the transport makes (not used with `client`):
+   * `retryOptions`, `webSocketOptions`, `userAgentOptions`, … The SDK's defaults wait
+   * 60 s for a send's outcome (`retryOptions.timeoutInMs`) and 30 s between tries, so a send
+   * whose outcome a dropped connection lost is sent again only after 90 s.
+   */
+  readonly clientOptions?: ServiceBusClientOptions;
   /**
    * The consumed queues' LockDuration in ms (Service Bus default 60 000): what
    * `reservationMs()` reports, so the App refuses a handler timeout that is not below it.

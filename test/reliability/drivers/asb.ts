@@ -5,6 +5,13 @@ import type { BrokerDriver, DriverTarget } from './driver.js';
 
 /** A lock of 5 s: a killed worker's messages come back that soon. */
 const LOCK_MS = 5_000;
+/**
+ * A send whose outcome a cut connection lost is sent again after 10 s and half a second, not
+ * after the SDK's 60 s and 30 s: with those, a copy of a message sent at the cut reached a
+ * worker 69 s after the first, and two such sends in a row would hold a batch past the chaos
+ * stream's 180 s stall bound (CI's asb row once stalled at 4986/5000 after its second cut).
+ */
+const SDK_RETRY = { timeoutInMs: 10_000, retryDelayInMs: 500 };
 
 const endpoint = (connectionString: string) => {
   const match = /endpoint=sb:\/\/([^;/]+)/i.exec(connectionString);
@@ -41,7 +48,7 @@ const driver: BrokerDriver = {
   name: 'asb',
   lab: 'asb',
   description: `the Service Bus stand-in (not Service Bus), PeekLock, lock ${LOCK_MS / 1000} s`,
-  transport: (target) => new AzureServiceBusTransport({ connectionString: target.url, lockDurationMs: LOCK_MS, logger: target.logger }),
+  transport: (target) => new AzureServiceBusTransport({ connectionString: target.url, lockDurationMs: LOCK_MS, logger: target.logger, clientOptions: { retryOptions: SDK_RETRY } }),
   queue: (base) => base,
   async prepare(target, queue, dlq) {
     // MaxDeliveryCount well above the App's maxAttempts: the App decides, Service Bus's own limit never fires.
