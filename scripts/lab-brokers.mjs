@@ -17,7 +17,8 @@ export function labBrokers(root) {
     const text = readFileSync(join(dir, file), 'utf8');
     for (const [, ident, variable] of text.matchAll(/^(\w+)_env=(\S+)$/gm)) {
       const url = new RegExp(`^${ident}_url\\(\\) \\{ echo "([^"]+)"; \\}`, 'm').exec(text)?.[1];
-      const ready = new RegExp(`^${ident}_ready\\(\\) \\{ probe (\\S+) (\\d+); \\}`, 'm').exec(text);
+      // `probe KIND PORT;` or `probe KIND PORT && more checks;` (the protocol probe is what adoption runs).
+      const ready = new RegExp(`^${ident}_ready\\(\\) \\{ probe (\\S+) (\\d+)(?:;| &&)`, 'm').exec(text);
       if (url === undefined || ready === null) continue;
       brokers.push({ name: ident.replaceAll('_', '-'), variable, url: url.replaceAll('$HOST', HOST), probe: ready[1], port: Number(ready[2]) });
     }

@@ -10,8 +10,8 @@ sqs_url() { echo "http://$HOST:9324"; }
 # ElasticMQ answers before it has read its queues back from the H2 file: a client
 # asking meanwhile is told its queue does not exist. So a restart records how many
 # queues there were, and the broker is ready once it lists as many again.
-sqs_ready() {
-  probe sqs 9324 || return 1
+sqs_ready() { probe sqs 9324 && sqs_restored; }
+sqs_restored() {
   local before="$LAB/sqs/queues-before"
   [ -f "$before" ] || return 0
   [ "$(python3 "$HERE/probe.py" sqs-count "$HOST" 9324 2>/dev/null || echo 0)" -ge "$(cat "$before")" ] || return 1
