@@ -101,9 +101,11 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
 
     // The transport's own consumer requests, each dropped (reset) while the
     // broker subscribes, in rounds until the broker keeps a consumer no socket owns.
-    const dropper = new HandshakeDropper(new URL(url));
-    await dropper.start();
+    // Each round's dropper is stopped (its sockets destroyed) before the count: a
+    // consumer whose socket was still open then goes, only a leaked one stays.
     await until(async () => {
+      const dropper = new HandshakeDropper(new URL(url));
+      await dropper.start();
       const dropped = new PulsarTransport({ url: `http://127.0.0.1:${dropper.port}`, reconnect: { initialDelayMs: 5, maxDelayMs: 20 }, logger: silentLogger });
       const quit = new AbortController();
       const consuming = dropped.consume(q, async () => assert.fail('no socket ever opens through the dropper'), { concurrency: 8, signal: quit.signal });
@@ -111,10 +113,10 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
       quit.abort();
       await consuming;
       await dropped.close();
+      await dropper.stop();
       await sleep(500);
       return (await raw.consumers(q)).length > 0;
     }, 90_000, 'the broker to keep a leaked consumer');
-    await dropper.stop();
     const leaked = (await raw.consumers(q)).length;
     assert.ok(leaked >= 1, `${leaked} leaked consumers`);
 
