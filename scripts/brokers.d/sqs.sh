@@ -11,22 +11,23 @@ sqs_url() { echo "http://$HOST:9324"; }
 # asking meanwhile is told its queue does not exist. So a restart records how many
 # queues there were, and the broker is ready once it lists as many again.
 sqs_ready() { probe sqs 9324 && sqs_restored; }
+sqs_count() { probe sqs-count 9324 || echo 0; }
 sqs_restored() {
   local before="$LAB/sqs/queues-before"
   [ -f "$before" ] || return 0
-  [ "$(python3 "$HERE/probe.py" sqs-count "$HOST" 9324 2>/dev/null || echo 0)" -ge "$(cat "$before")" ] || return 1
+  [ "$(sqs_count)" -ge "$(cat "$before")" ] || return 1
   rm -f "$before"
 }
 sqs_why() {
   local before="$LAB/sqs/queues-before"
   if [ -f "$before" ] && probe sqs 9324; then
-    echo "restoring its queues: $(python3 "$HERE/probe.py" sqs-count "$HOST" 9324 2>/dev/null || echo '?') of $(cat "$before") listed"
+    echo "restoring its queues: $(sqs_count) of $(cat "$before") listed"
   else
     probe_why sqs 9324
   fi
 }
 sqs_halt() {
-  python3 "$HERE/probe.py" sqs-count "$HOST" 9324 > "$LAB/sqs/queues-before" 2>/dev/null || rm -f "$LAB/sqs/queues-before"
+  probe sqs-count 9324 > "$LAB/sqs/queues-before" || rm -f "$LAB/sqs/queues-before"
   stop_pids sqs
 }
 sqs_install() { java_ensure && maven_classpath elasticmq >/dev/null; }
