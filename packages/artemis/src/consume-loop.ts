@@ -64,7 +64,6 @@ export class ConsumeLoop {
   /** Consumes until stopped; resolves after every in-flight delivery settled. */
   async run(closing: AbortSignal): Promise<void> {
     const unfollow = this.stop.follow(this.limits.signal, closing);
-    this.armIdle();
     try {
       await this.attachLoop();
     } finally {
@@ -88,6 +87,7 @@ export class ConsumeLoop {
       }
       const lane = this.attach(connection);
       const why = await Promise.race([this.stop.stopped, this.ended(connection, lane)]);
+      this.drain.disarm();
       if (why === 'stop') return;
       lane.closed = true;
       if (this.lane === lane) this.lane = undefined;
@@ -132,7 +132,10 @@ export class ConsumeLoop {
     });
     const lane: Lane = { receiver, closed: false, credit: 0 };
     this.lane = lane;
-    receiver.on('receiver_open', () => this.grant());
+    receiver.on('receiver_open', () => {
+      this.startIdleClock();
+      this.grant();
+    });
     receiver.on('receiver_error', (context: EventContext) => {
       const error = context.receiver?.error as { condition?: string; description?: string } | undefined;
       this.deps.logger.warn(
@@ -180,9 +183,9 @@ export class ConsumeLoop {
     return this.drain.reached();
   }
 
-  /** Stop after `idleMs` without a delivery and with nothing in flight. */
-  private armIdle(): void {
-    this.drain.armIdle(() => this.stop.stopping, () => this.inFlight.size > 0, () => this.stop.request());
+  /** The link is attached, consuming began: stop after `idleMs` without a delivery and with nothing in flight. */
+  private startIdleClock(): void {
+    this.drain.startIdleClock(() => this.stop.stopping, () => this.inFlight.size > 0, () => this.stop.request());
   }
 
   /** Detaches the link (its unsettled deliveries go back to the queue); bounded when the broker is gone. */

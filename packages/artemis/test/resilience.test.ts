@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createApp, PublishManyError, silentLogger } from '@babelqueue/core';
+import { createApp, drainQueue, PublishManyError, silentLogger } from '@babelqueue/core';
 import { ArtemisTransport, ArtemisUnavailableError } from '@babelqueue/artemis';
 import { CuttableProxy } from '../../../test/support/cuttable-proxy.js';
 import { artemis, artemisUrl, captureLogger, Raw, sleep, uniqueQueue } from './support/artemis.js';
@@ -172,6 +172,32 @@ describe('Artemis resilience (connections cut through a TCP relay)', { skip: art
       await raw.waitForCount(q, 1);
     } finally {
       await app.close();
+    }
+  });
+
+  it('the idle clock starts once the receiving link is attached, so a slow connect does not eat a drain\'s idle budget', async () => {
+    const IDLE_MS = 300;
+    const q = queue('idle-connect');
+    await proxy.down();
+    let up = false;
+    const logger = captureLogger();
+    const transport = new ArtemisTransport({ url: viaProxy(), ...fast, logger });
+    let ended = false;
+    const draining = drainQueue(transport, q, { max: 1, idleMs: IDLE_MS }, async (taken) => taken.length).finally(() => (ended = true));
+    try {
+      await until(() => /cannot connect to Artemis/.test(logger.text()), 30_000, 'a failed connect');
+      // The broker stays away for twice the idle budget: the drain must still be waiting to start.
+      await sleep(2 * IDLE_MS);
+      assert.equal(ended, false, 'the idle clock ran before the link was attached');
+      await proxy.start();
+      up = true;
+      assert.equal(await draining, 0, 'idle once attached, nothing taken');
+    } finally {
+      // Closing first ends a loop still waiting for the broker, so a failure never hangs the file.
+      await transport.close();
+      await draining.catch(() => undefined);
+      // The other tests of the file go through the same relay.
+      if (!up) await proxy.start();
     }
   });
 

@@ -98,7 +98,6 @@ export class ConsumeLoop implements SocketOwner {
       if (signal.aborted) this.requestStop();
       signal.addEventListener('abort', onAbort, { once: true });
     }
-    this.armIdle();
     const check = this.prefetch ? undefined : setInterval(() => void this.checkSilentSockets(), Math.ceil(this.deps.options.consumerCheckMs / 2));
     check?.unref();
     try {
@@ -230,8 +229,16 @@ export class ConsumeLoop implements SocketOwner {
     );
   }
 
-  /** Stop after `idleMs` without a delivery and with nothing in flight. */
-  private armIdle(): void {
-    this.drain.armIdle(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
+  /**
+   * {@inheritDoc SocketOwner.opened}
+   * Consuming began: stop after `idleMs` without a delivery and with nothing in flight.
+   */
+  opened(): void {
+    this.drain.startIdleClock(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
+  }
+
+  /** {@inheritDoc SocketOwner.lost} While no socket is subscribed, the idle clock waits. */
+  lost(): void {
+    if (!this.sockets.some((socket) => socket.open)) this.drain.disarm();
   }
 }

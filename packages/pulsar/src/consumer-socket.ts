@@ -16,6 +16,10 @@ export interface SocketOwner {
   receiverQueueSize(socket: ConsumerSocket): number;
   /** The broker refused a zero receiver queue (a partitioned topic): prefetch from now on. */
   zeroQueueRefused(): void;
+  /** This socket's consumer is subscribed (a first open or a reconnect). */
+  opened(socket: ConsumerSocket): void;
+  /** This socket dropped; it opens again after a backoff. */
+  lost(socket: ConsumerSocket): void;
 }
 
 /** Pulsar's answer when a zero receiver queue meets a partitioned topic (a multi-topics consumer). */
@@ -93,9 +97,11 @@ export class ConsumerSocket {
       connected = true;
       failures = 0;
       const closed = this.attach(ws);
+      this.owner.opened(this);
       const why = await Promise.race([closed.then(() => 'lost' as const), stop]);
       if (why === 'stop') return;
       this.ws = undefined;
+      this.owner.lost(this);
       this.logger.warn(
         { queue: this.queue, inFlight: this.inFlight },
         'Pulsar consumer WebSocket lost; reconnecting (unacknowledged messages are redelivered)',

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { createApp, drainQueue, silentLogger } from '@babelqueue/core';
 import { PulsarTransport, PulsarUnavailableError } from '@babelqueue/pulsar';
 import { CuttableProxy } from '../../../test/support/cuttable-proxy.js';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
@@ -112,6 +112,33 @@ describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }
     }
     const got = await raw.take(q, 2);
     assert.deepEqual(got.map((m) => JSON.parse(m.body.toString('utf8')).data.n), [1, 3]);
+  });
+
+  it('the idle clock starts once the consumer is subscribed, so a slow connect does not eat a drain\'s idle budget', async () => {
+    const IDLE_MS = 300;
+    const q = uniqueQueue('bq-pulsar-idle-connect');
+    created.push(q);
+    const proxy = proxyOf();
+    await proxy.start();
+    await proxy.down();
+    const logger = captureLogger();
+    const transport = new PulsarTransport({ url: `http://127.0.0.1:${proxy.port}`, reconnect: { initialDelayMs: 50, maxDelayMs: 200 }, logger });
+    let ended = false;
+    const draining = drainQueue(transport, q, { max: 1, idleMs: IDLE_MS }, async (taken) => taken.length).finally(() => (ended = true));
+    try {
+      await until('a failed connect', () => /cannot open the Pulsar consumer WebSocket/.test(logger.text()));
+      // The broker stays away for twice the idle budget: the drain must still be waiting to start.
+      await sleep(2 * IDLE_MS);
+      assert.equal(ended, false, 'the idle clock ran before the consumer was subscribed');
+      await proxy.start();
+      assert.equal(await draining, 0, 'idle once subscribed, nothing taken');
+      assert.ok(await raw.hasSubscription(q), 'the consumer reached the broker (it subscribed) before it went idle');
+    } finally {
+      // Closing first ends a loop still waiting for the broker, so a failure never hangs the file.
+      await transport.close();
+      await draining.catch(() => undefined);
+      await proxy.down();
+    }
   });
 
   it('close() does not wait for a WebSocket handshake that never ends (a black-holed broker)', async () => {

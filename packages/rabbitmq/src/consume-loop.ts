@@ -218,24 +218,13 @@ export class Consumer {
     return true;
   }
 
-  /**
-   * Starts the idle clock once consuming really begins (the consumer is
-   * registered, or the pollers run), so time spent connecting or reconnecting
-   * never counts against `idleMs`.
-   */
+  /** Consuming began (the consumer is registered, or the pollers run): stop after `idleMs` without a delivery and with nothing in flight. */
   private startIdleClock(): void {
-    this.stopIdleClock();
-    this.drain.touch();
-    this.armIdle();
+    this.drain.startIdleClock(() => this.stop.stopping, () => this.inFlight.size > 0, () => this.stop.request());
   }
 
   private stopIdleClock(): void {
     this.drain.disarm();
-  }
-
-  /** Stop after `idleMs` without a delivery and with nothing in flight. */
-  private armIdle(): void {
-    this.drain.armIdle(() => this.stop.stopping, () => this.inFlight.size > 0, () => this.stop.request());
   }
 
   private async finish(lane: MutableLane): Promise<void> {

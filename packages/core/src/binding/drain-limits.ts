@@ -5,6 +5,9 @@ import type { ConsumeOptions } from '../transport/transport.js';
  * Artemis): stop after `maxMessages` deliveries were handed over, or after
  * `idleMs` without a delivery and with nothing in flight. The loop keeps its
  * own slots and stop; this keeps the count, the last activity and the idle timer.
+ * The idle clock runs only while the loop consumes ({@link startIdleClock}
+ * once the consumer is registered, {@link disarm} when its connection is
+ * lost): time spent connecting never counts against `idleMs`.
  */
 export class DrainLimits {
   /** Deliveries handed over so far. */
@@ -46,7 +49,17 @@ export class DrainLimits {
     }, Math.max(10, left));
   }
 
-  /** Stops the idle timer. */
+  /**
+   * Consuming really began (the consumer is registered, the link attached, a
+   * socket subscribed): the idle clock starts, or starts again, from now.
+   */
+  startIdleClock(stopping: () => boolean, busy: () => boolean, stop: () => void): void {
+    this.disarm();
+    this.touch();
+    this.armIdle(stopping, busy, stop);
+  }
+
+  /** Stops the idle timer (the connection is lost, or the loop ends). */
   disarm(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;

@@ -49,7 +49,7 @@ export interface ConsumeOnceOptions {
   readonly queue?: string | undefined;
   /** Stop after this many deliveries. */
   readonly maxMessages?: number | undefined;
-  /** Stop once nothing arrived for this long. Default 1000 ms. */
+  /** Stop once nothing arrived for this long while consuming (subscribing or reconnecting does not count). Default 1000 ms. */
   readonly idleMs?: number | undefined;
   readonly concurrency?: number | undefined;
   readonly signal?: AbortSignal | undefined;

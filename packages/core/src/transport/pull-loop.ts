@@ -7,7 +7,8 @@ export type Fetch = (max: number, waitMs: number, signal: AbortSignal) => Promis
  * The consume loop of a pull-style transport (in-memory, Redis, SQS): fetches
  * as many deliveries as there are free slots (blocking up to the poll wait), keeps at most `concurrency` in
  * flight, honours the drain limits, and on abort stops fetching and waits for
- * every in-flight delivery to settle.
+ * every in-flight delivery to settle. `idleMs` counts the time spent waiting
+ * for deliveries only, never the time a fetch spends connecting.
  */
 export async function pullLoop(
   fetch: Fetch,
@@ -35,7 +36,12 @@ export async function pullLoop(
       }
       const wait = Math.max(0, Math.min(pollWaitMs, idleLeft));
       // A fetch returns as soon as one delivery is there, or after `wait`.
+      const started = Date.now();
       const batch = await fetch(free, wait, signal);
+      // Only waiting for deliveries counts as idle: time a fetch took beyond its
+      // wait (connecting, opening a link, a reconnect's pause) does not.
+      const overrun = Date.now() - started - wait;
+      if (overrun > 0) lastActivity += overrun;
       for (const delivery of batch) {
         taken += 1;
         lastActivity = Date.now();

@@ -193,7 +193,11 @@ export interface ConsumeOptions {
   readonly signal: AbortSignal;
   /** Stop after this many deliveries were handed over (drain mode). */
   readonly maxMessages?: number;
-  /** Stop once no delivery arrived for this long (drain mode). */
+  /**
+   * Stop once no delivery arrived for this long (drain mode). Counted once the
+   * binding consumes: the time it takes to subscribe, attach its link or join
+   * its group, or to reconnect, does not count.
+   */
   readonly idleMs?: number;
   /**
    * Whether the runtime writes what it gives up on to a dead-letter queue on

@@ -16,9 +16,14 @@ import {
   ReconnectingConnection,
   LoopStop,
   HandOver,
+  pullLoop,
   type AbandonableDelivery,
 } from '@babelqueue/core/binding';
 import { until } from '../../../../test/support/until.js';
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 describe('@babelqueue/core/binding: the mechanics every binding shares', () => {
   it('the error family: one base, broker carried, the same class from both entries', () => {
@@ -81,6 +86,39 @@ describe('@babelqueue/core/binding: the mechanics every binding shares', () => {
     idle.touch();
     await until(() => stopped, 20_000, 'the idle stop');
     idle.disarm();
+  });
+
+  it('DrainLimits.startIdleClock: the idle budget counts from when consuming began, not from the loop\'s creation', async () => {
+    const IDLE_MS = 50;
+    let stopped = false;
+    const drain = new DrainLimits({ idleMs: IDLE_MS });
+    // Connecting took twice the idle budget.
+    await sleep(2 * IDLE_MS);
+    const began = Date.now();
+    drain.startIdleClock(() => stopped, () => false, () => (stopped = true));
+    assert.equal(stopped, false);
+    await until(() => stopped, 20_000, 'the idle stop');
+    assert.ok(Date.now() - began >= IDLE_MS, `stopped ${Date.now() - began} ms after consuming began, before the ${IDLE_MS} ms idle budget`);
+    drain.disarm();
+  });
+
+  it('pullLoop: idleMs counts the time spent waiting for deliveries, not a first fetch\'s connect', async () => {
+    const IDLE_MS = 200;
+    const POLL_MS = 50;
+    let calls = 0;
+    let connectedAt = 0;
+    const fetch = async (_max: number, waitMs: number) => {
+      // The first fetch connects (as Service Bus opens its link) for three idle budgets, then waits as asked.
+      if (calls++ === 0) {
+        await sleep(3 * IDLE_MS);
+        connectedAt = Date.now();
+      }
+      await sleep(waitMs);
+      return [];
+    };
+    await pullLoop(fetch, async () => undefined, { concurrency: 1, signal: new AbortController().signal, idleMs: IDLE_MS }, POLL_MS);
+    const waited = Date.now() - connectedAt;
+    assert.ok(waited >= IDLE_MS, `the loop gave up ${waited} ms after connecting, before its ${IDLE_MS} ms idle budget (${calls} fetches)`);
   });
 
   it('TransportLifecycle: work refused once closing began, runs waited for, released once, terminal', async () => {

@@ -79,6 +79,13 @@ export class RawPulsar {
     }
   }
 
+  /** Whether the topic has the `babelqueue` subscription (a consumer subscribed once). */
+  async hasSubscription(queue: string): Promise<boolean> {
+    const res = await fetch(`${this.url}/admin/v2/${path(queue)}/subscriptions`);
+    if (res.status === 404) return false;
+    return ((await res.json()) as string[]).includes('babelqueue');
+  }
+
   /** The consumer names the broker lists on the `babelqueue` subscription. */
   async consumers(queue: string): Promise<string[]> {
     const res = await fetch(`${this.url}/admin/v2/${path(queue)}/stats`);
