@@ -24,5 +24,5 @@ export type FromWorker =
   | { readonly type: 'ready' }
   | { readonly type: 'memory'; readonly at: number; readonly heapUsed: number; readonly rss: number; readonly external: number };
 
-/** The exit code of a worker whose `run()` failed with a ConnectError before it consumed anything. */
+/** The exit code of a worker whose `run()` was refused before it consumed anything (a ConnectError, or an SQS queue not restored yet). */
 export const START_REFUSED = 3;

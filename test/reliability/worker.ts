@@ -135,8 +135,10 @@ try {
 } catch (error) {
   logger.error({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'worker run failed');
   // A broker that cannot be reached at start-up is refused at once, by design
-  // (a supervisor starts the worker again); anything else is a crash.
-  process.exitCode = error instanceof Error && error.name === 'ConnectError' ? START_REFUSED : 1;
+  // (a supervisor starts the worker again), and so is an SQS queue the server
+  // has not restored yet (ElasticMQ answers before it reads its queues back
+  // after a restart); anything else is a crash.
+  process.exitCode = error instanceof Error && (error.name === 'ConnectError' || error.name === 'QueueNotFoundError') ? START_REFUSED : 1;
 } finally {
   ledger.close();
 }

@@ -43,8 +43,10 @@ const SHORT_POLL_PAUSE_MS = 1000;
  *   `close()` always cancels it; what SQS handed over in that instant is given
  *   back (visibility 0).
  * - A receive that fails is logged and tried again with backoff, except for
- *   errors no retry fixes (missing queue, refused credentials): the loop
- *   rejects with those.
+ *   errors no retry fixes (refused credentials): the loop rejects with those.
+ *   A queue that answers `QueueDoesNotExist` is polled again for
+ *   `missingQueueGraceMs` (a server restoring its queues after a restart says
+ *   so for a moment) and rejects after that.
  *
  * Resolves after every handed-over delivery has settled.
  */
@@ -68,6 +70,8 @@ export async function consumeLoop(
   let handed = 0;
   let lastActivity = Date.now();
   let failures = 0;
+  /** When the queue began answering `QueueDoesNotExist` (undefined while it answers). */
+  let missingSince: number | undefined;
   const stopped = () => signal.aborted || context.closing.aborted;
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - handed);
   /** What cancels a receive in flight: close(), and the stop signal unless the stop waits for the poll. */
@@ -110,12 +114,20 @@ export async function consumeLoop(
       try {
         messages = await receive(context, want, waitSeconds, cancel);
         failures = 0;
+        missingSince = undefined;
       } catch (error) {
         if (cancel.aborted) break;
-        if (isQueueMissing(error) || isFatalClientError(error)) throw error;
+        const missing = isQueueMissing(error);
+        if (missing) missingSince ??= Date.now();
+        if (missing ? Date.now() - missingSince! >= context.options.missingQueueGraceMs : isFatalClientError(error)) throw error;
         failures += 1;
         const pauseMs = reconnectDelayMs(CALL_RETRY_BACKOFF, failures);
-        logger.warn({ queue: context.queue.name, error: describe(error), retryInMs: pauseMs }, 'receive failed; trying again');
+        logger.warn(
+          { queue: context.queue.name, error: describe(error), retryInMs: pauseMs },
+          missing
+            ? `the queue answers that it does not exist; polling it again for up to ${context.options.missingQueueGraceMs} ms (missingQueueGraceMs) in case it is being restored`
+            : 'receive failed; trying again',
+        );
         await pause(pauseMs, signal, context.closing);
         continue;
       } finally {

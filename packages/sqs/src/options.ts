@@ -9,6 +9,7 @@ export const MAX_VISIBILITY_SECONDS = 43_200;
 export const MAX_DELAY_SECONDS = 900;
 /** How long a request may go unanswered by default (a long poll is answered within 20 s). */
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_MISSING_QUEUE_GRACE_MS = 30_000;
 /** A request time-out must leave a long poll this much room beyond its wait. */
 const LONG_POLL_MARGIN_MS = 5_000;
 /** SQS's message size ceiling, and the default when a queue does not report `MaximumMessageSize`. */
@@ -72,6 +73,16 @@ export interface SqsTransportOptions {
    * refused (set the time-out there), with `client` it does not apply.
    */
   readonly requestTimeoutMs?: number;
+  /**
+   * How long a running consumer keeps polling a queue that answers
+   * `QueueDoesNotExist`, in ms, before it fails with that error. An SQS server
+   * answers so for a moment while its queue is restored (ElasticMQ restarting on
+   * its file), and SQS itself just after a queue is created; a queue deleted
+   * for good fails the consumer after this. Start-up never waits: a missing
+   * queue there is a `QueueNotFoundError` at once. Default 30,000; 0 fails at
+   * the first such answer.
+   */
+  readonly missingQueueGraceMs?: number;
   /** Largest message (body plus attributes) to send, in bytes. Default the queue's `MaximumMessageSize`, else 1 MiB. */
   readonly maxMessageBytes?: number;
   /**
@@ -100,13 +111,14 @@ export interface ResolvedOptions {
   readonly visibilityTimeoutSeconds: number;
   readonly requestTimeoutMs: number;
   readonly maxMessageBytes: number | undefined;
+  readonly missingQueueGraceMs: number;
   readonly browseWorkQueues: boolean;
   readonly logger: Logger;
 }
 
 const KEYS = new Set([
   'region', 'endpoint', 'credentials', 'clientConfig', 'client', 'queueUrlPrefix', 'createQueues', 'fifo',
-  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'stopWaitsForPoll', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'browseWorkQueues', 'logger',
+  'messageGroupId', 'contentBasedDeduplication', 'waitTimeSeconds', 'stopWaitsForPoll', 'visibilityTimeoutSeconds', 'requestTimeoutMs', 'maxMessageBytes', 'missingQueueGraceMs', 'browseWorkQueues', 'logger',
 ]);
 
 /** Checks every option (unknown keys refused, so a plain-JavaScript typo fails at once) and fills in the defaults. */
@@ -137,6 +149,7 @@ export function resolveOptions(options: SqsTransportOptions, logger: Logger): Re
     visibilityTimeoutSeconds,
     requestTimeoutMs,
     maxMessageBytes,
+    missingQueueGraceMs: integerIn('missingQueueGraceMs', options.missingQueueGraceMs ?? DEFAULT_MISSING_QUEUE_GRACE_MS, 0, 2 ** 31 - 1),
     browseWorkQueues: options.browseWorkQueues ?? false,
     logger,
   };
