@@ -9,17 +9,11 @@ import { after, describe, it } from 'node:test';
 import { createApp, drainQueue, silentLogger } from '@babelqueue/core';
 import { PulsarTransport, PulsarUnavailableError } from '@babelqueue/pulsar';
 import { CuttableProxy } from '../../../test/support/cuttable-proxy.js';
+import { until } from '../../../test/support/until.js';
 import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
 
 const URN = 'urn:babel:orders:created';
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const WAIT_MS = 30_000;
 
 describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }, () => {
   const url = lab.url!;
@@ -71,15 +65,15 @@ describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }
     const stop = new AbortController();
     const running = app.run({ concurrency: 4, signal: stop.signal });
     try {
-      await until('20 handled and 2 held', () => handled.size >= 20 && held === 2);
+      await until(() => handled.size >= 20 && held === 2, WAIT_MS, '20 handled and 2 held');
       await proxy.down();
       cut = true;
-      await until('the loss noticed', () => /consumer WebSocket lost; reconnecting/.test(logger.text()));
-      await until('two refused reconnects', () => logger.lines.filter((l) => /cannot open the Pulsar consumer WebSocket/.test(l.message)).length >= 2);
+      await until(() => /consumer WebSocket lost; reconnecting/.test(logger.text()), WAIT_MS, 'the loss noticed');
+      await until(() => logger.lines.filter((l) => /cannot open the Pulsar consumer WebSocket/.test(l.message)).length >= 2, WAIT_MS, 'two refused reconnects');
       await proxy.start();
       release();
-      await until(`all ${total} handled`, () => handled.size === total);
-      await until('the backlog acknowledged', async () => (await raw.backlog(q)) === 0);
+      await until(() => handled.size === total, WAIT_MS, `all ${total} handled`);
+      await until(async () => (await raw.backlog(q)) === 0, WAIT_MS, 'the backlog acknowledged');
     } finally {
       release();
       stop.abort();
@@ -126,7 +120,7 @@ describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }
     let ended = false;
     const draining = drainQueue(transport, q, { max: 1, idleMs: IDLE_MS }, async (taken) => taken.length).finally(() => (ended = true));
     try {
-      await until('a failed connect', () => /cannot open the Pulsar consumer WebSocket/.test(logger.text()));
+      await until(() => /cannot open the Pulsar consumer WebSocket/.test(logger.text()), WAIT_MS, 'a failed connect');
       // The broker stays away for twice the idle budget: the drain must still be waiting to start.
       await sleep(2 * IDLE_MS);
       assert.equal(ended, false, 'the idle clock ran before the consumer was subscribed');
@@ -148,7 +142,7 @@ describe('Pulsar connection loss (through a cuttable proxy)', { skip: lab.skip }
     const transport = new PulsarTransport({ url: `http://127.0.0.1:${(silent.address() as { port: number }).port}`, logger: silentLogger });
     try {
       const consuming = transport.consume(uniqueQueue('bq-pulsar-blackhole'), async () => undefined, { concurrency: 1, signal: new AbortController().signal });
-      await until('the handshake under way', () => sockets.size > 0);
+      await until(() => sockets.size > 0, WAIT_MS, 'the handshake under way');
       const closed = transport.close().then(() => 'closed');
       const verdict = await Promise.race([closed, sleep(10_000).then(() => 'still waiting')]);
       assert.equal(verdict, 'closed', 'close() returned while the handshake still hung');
