@@ -7,7 +7,7 @@
 # it, opens its acceptors only when the primary dies, and hands back to the
 # primary when that comes back (fail-back). User admin/admin (anonymous
 # allowed), no web console. Everything under .clusters/artemis-ha/ (node1,
-# node2: the broker instance, its journal, log and pid); instances created
+# node2: the broker instance, its journal and log); instances created
 # fresh on every start, kept by kill-node/restore-node.
 
 ARTEMIS_HA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -42,7 +42,7 @@ artemis_ha_url() { echo "failover:(amqp://admin:admin@127.0.0.1:15673,amqp://adm
 # a fail-back it restarts as backup in the same process), so the primary may
 # die without losing a write.
 artemis_ha_ready() {
-  artemis_ha_probe 1 && [ -n "$(artemis_ha_pid 2)" ] && artemis_ha_backup_synced
+  artemis_ha_probe 1 && [ -n "$(node_pid artemis-ha 2)" ] && artemis_ha_backup_synced
 }
 artemis_ha_backup_synced() {
   awk '/AMQ221007/ { synced = 0 } /AMQ221024/ { synced = 1 } END { exit !synced }' "$ARTEMIS_HA_DIR/node2/artemis.log" 2>/dev/null
@@ -64,7 +64,6 @@ artemis_ha_start() {
   local home n
   artemis_ha_install || return 1
   home=$(CACHE=$ARTEMIS_HA_CACHE artemis_home)
-  artemis_ha_stop
   for n in 1 2; do artemis_ha_create "$home" "$n" || return 1; done
   artemis_ha_spawn 1
   artemis_ha_spawn 2
@@ -111,63 +110,21 @@ PY
   fi
 }
 
-artemis_ha_stop() {
-  local n pid
-  for n in 2 1; do
-    pid=$(artemis_ha_pid "$n")
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null
-  done
-  for _ in $(seq 60); do
-    [ -z "$(artemis_ha_pid 1)$(artemis_ha_pid 2)" ] && break
-    sleep 0.5
-  done
-  for n in 1 2; do
-    pid=$(artemis_ha_pid "$n")
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -f "$ARTEMIS_HA_DIR/node$n/pid"
-  done
-  rm -f "$ARTEMIS_HA_DIR/pid"
-  return 0
-}
-
 # kill-node N: SIGKILL, as a crashed machine. Killing the primary (1) makes
 # the backup take over.
-artemis_ha_kill_node() {
-  local pid; pid=$(artemis_ha_pid "$1")
-  [ -n "$pid" ] || { echo "artemis-ha node $1 is not running" >&2; return 1; }
-  kill -9 "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  rm -f "$ARTEMIS_HA_DIR/node$1/pid"
-}
+artemis_ha_kill_node() { kill_node_pids artemis-ha "$1"; }
 
-# restore-node N: the node again on its journal. Returns once the pair is
+# restore-node N: the node again on its journal. Back once the pair is
 # whole again: the primary serving and the backup holding a synchronized copy
 # (after a primary's return that is a fail-back: the backup hands over and
 # restarts as backup).
 artemis_ha_restore_node() {
-  local deadline
-  [ -z "$(artemis_ha_pid "$1")" ] || { echo "artemis-ha node $1 is already running" >&2; return 1; }
+  [ -z "$(node_pid artemis-ha "$1")" ] || { echo "artemis-ha node $1 is already running" >&2; return 1; }
   artemis_ha_spawn "$1"
-  deadline=$(( $(date +%s) + artemis_ha_timeout ))
-  until artemis_ha_ready; do
-    [ -n "$(artemis_ha_pid "$1")" ] || { echo "artemis-ha node $1 exited; see $ARTEMIS_HA_DIR/node$1/artemis.log" >&2; return 1; }
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "artemis-ha: pair not whole after ${artemis_ha_timeout}s ($(artemis_ha_why))" >&2; return 1; }
-    sleep 0.5
-  done
 }
 
-artemis_ha_pid() {
-  local f="$ARTEMIS_HA_DIR/node$1/pid" pid
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
-}
-
-# A node's log starts empty on every spawn, so readiness reads only this run's lines.
+# A fresh log for each run of a node: artemis_ha_backup_synced reads node 2's.
 artemis_ha_spawn() {
   local d="$ARTEMIS_HA_DIR/node$1"
-  : > "$d/artemis.log"
-  setsid nohup "$d/instance/bin/artemis" run >>"$d/artemis.log" 2>&1 < /dev/null &
-  echo $! > "$d/pid"
-  echo $! >> "$ARTEMIS_HA_DIR/pid"
+  start_node artemis-ha "$1" "$d/artemis.log" "$d/instance/bin/artemis" run
 }

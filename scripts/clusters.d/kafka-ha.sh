@@ -4,7 +4,7 @@
 # (scripts/brokers.d/kafka.sh): clients on 19092/19192/19292, controllers on
 # 19093/19193/19293. Topics get replication factor 3 and min.insync.replicas=2,
 # so a write acknowledged with acks=all is on two nodes and survives one node's
-# death. Everything under .clusters/kafka-ha/ (node1..3: config, data, log, pid);
+# death. Everything under .clusters/kafka-ha/ (node1..3: config, data, log);
 # storage formatted fresh on every start, kept by kill-node/restore-node.
 
 KAFKA_HA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -53,7 +53,6 @@ kafka_ha_install() { kafka_ha_classpath >/dev/null; }
 kafka_ha_start() {
   local n cp cluster_id d
   cp=$(kafka_ha_classpath) || return 1
-  kafka_ha_stop
   cluster_id=$(kafka_cluster_id)
   for n in $kafka_ha_nodes; do
     d="$KAFKA_HA_DIR/node$n"
@@ -66,67 +65,24 @@ kafka_ha_start() {
   for n in $kafka_ha_nodes; do kafka_ha_spawn "$n" "$cp"; done
 }
 
-# Stops every node (SIGTERM: a controlled shutdown; SIGKILL after 30 s).
-kafka_ha_stop() {
-  local n pids=""
-  for n in $kafka_ha_nodes; do pids+=" $(kafka_ha_pid "$n")"; done
-  # shellcheck disable=SC2086
-  [ -n "${pids// /}" ] && kill $pids 2>/dev/null
-  for _ in $(seq 60); do
-    pids=""
-    for n in $kafka_ha_nodes; do pids+="$(kafka_ha_pid "$n")"; done
-    [ -z "$pids" ] && break
-    sleep 0.5
-  done
-  for n in $kafka_ha_nodes; do
-    pids=$(kafka_ha_pid "$n")
-    [ -n "$pids" ] && kill -9 "$pids" 2>/dev/null
-    rm -f "$KAFKA_HA_DIR/node$n/pid"
-  done
-  rm -f "$KAFKA_HA_DIR/pid"
-  return 0
-}
-
 # kill-node N: SIGKILL, as a crashed machine (no controlled shutdown, no leader handover).
-kafka_ha_kill_node() {
-  local pid; pid=$(kafka_ha_pid "$1")
-  [ -n "$pid" ] || { echo "kafka-ha node $1 is not running" >&2; return 1; }
-  kill -9 "$pid"
-  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-  rm -f "$KAFKA_HA_DIR/node$1/pid"
-}
+kafka_ha_kill_node() { kill_node_pids kafka-ha "$1"; }
 
 # restore-node N: the node again on its own storage; it catches up from the
-# others and rejoins the in-sync replicas. Returns once it answers.
+# others and rejoins the in-sync replicas. Back once it answers.
 kafka_ha_restore_node() {
-  local cp deadline
-  [ -z "$(kafka_ha_pid "$1")" ] || { echo "kafka-ha node $1 is already running" >&2; return 1; }
+  local cp
+  [ -z "$(node_pid kafka-ha "$1")" ] || { echo "kafka-ha node $1 is already running" >&2; return 1; }
   cp=$(kafka_ha_classpath) || return 1
   kafka_ha_spawn "$1" "$cp"
-  deadline=$(( $(date +%s) + kafka_ha_timeout ))
-  until kafka_ha_probe "$1"; do
-    [ -n "$(kafka_ha_pid "$1")" ] || { echo "kafka-ha node $1 exited; see $KAFKA_HA_DIR/node$1/kafka.log" >&2; return 1; }
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "kafka-ha node $1 not ready after ${kafka_ha_timeout}s" >&2; return 1; }
-    sleep 0.5
-  done
 }
-
-# kafka_ha_pid N: node N's pid when it is alive.
-kafka_ha_pid() {
-  local f="$KAFKA_HA_DIR/node$1/pid" pid
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "$pid"; fi
-}
+kafka_ha_node_ready() { kafka_ha_probe "$1"; }
 
 kafka_ha_spawn() {
   local d="$KAFKA_HA_DIR/node$1"
-  setsid nohup java -Xms128m -Xmx448m -XX:+UseG1GC -Djava.awt.headless=true \
+  start_node kafka-ha "$1" "$d/kafka.log" java -Xms128m -Xmx448m -XX:+UseG1GC -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_HA_BROKERS_D/conf/kafka-log4j2.properties" -cp "$2" \
-    kafka.Kafka "$d/server.properties" >>"$d/kafka.log" 2>&1 < /dev/null &
-  echo $! > "$d/pid"
-  # Every node's pid also in the cluster's own pid file, for a runner that watches it.
-  echo $! >> "$KAFKA_HA_DIR/pid"
+    kafka.Kafka "$d/server.properties"
 }
 
 kafka_ha_config() {
