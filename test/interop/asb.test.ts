@@ -115,8 +115,10 @@ describe('interop over asb: the wire between the Python SDK and TypeScript', { s
   };
   const pyPublish = (q: string, traceId: string) =>
     peer.run(['publish', '--url', url, '--queue', q, '--urn', URN, '--data', JSON.stringify(DATA), '--trace-id', traceId]);
+  // --max 1 returns with the first message: the timeout only bounds a failure. A Python start and
+  // the stand-in's link set-up on two busy cores took most of 5 s, and a copy scheduled just before missed it.
   const pyConsume = (q: string, ...flags: string[]) =>
-    peer.run(['consume', '--url', url, '--queue', q, '--urn', URN, '--max', '1', '--timeout', '5', ...flags]);
+    peer.run(['consume', '--url', url, '--queue', q, '--urn', URN, '--max', '1', '--timeout', '30', ...flags]);
   const attemptsOf = (m: WireMessage) => JSON.parse(m.body!.toString('utf8')).attempts;
   const CONTRACT_TYPES = { 'bq-schema-version': 'int', 'bq-source-lang': 'string', 'bq-created-at': 'long' };
   const typesOf = (m: WireMessage) => Object.fromEntries(Object.entries(m.applicationProperties).map(([k, v]) => [k, v.type]));
