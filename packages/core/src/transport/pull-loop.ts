@@ -4,7 +4,7 @@ import type { ConsumeOptions, Delivery } from './transport.js';
 export type Fetch = (max: number, waitMs: number, signal: AbortSignal) => Promise<Delivery[]>;
 
 /**
- * The consume loop of a pull-style transport (in-memory, Redis, SQS): fetches
+ * The consume loop of a pull-style transport (in-memory, Service Bus): fetches
  * as many deliveries as there are free slots (blocking up to the poll wait), keeps at most `concurrency` in
  * flight, honours the drain limits, and on abort stops fetching and waits for
  * every in-flight delivery to settle. `idleMs` counts the time spent waiting
