@@ -166,6 +166,12 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
     try {
       await app.publish(URN, { n: 1 });
       await until(() => handled.includes(1), 60_000, 'the first message handled');
+      // The unload must meet both consumers holding their permit inside the broker: a permit
+      // granted after it (the first socket's, once its message settled) reaches the new consumer.
+      await until(async () => {
+        const permits = await raw.permits(q);
+        return permits.length === 2 && permits.every((n) => n >= 1);
+      }, 60_000, 'both consumers holding a permit inside the broker');
       const res = await fetch(`${url}/admin/v2/persistent/public/default/${q}/unload`, { method: 'PUT' });
       assert.equal(res.status, 204, `unload: HTTP ${res.status}`);
       await app.publish(URN, { n: 2 });

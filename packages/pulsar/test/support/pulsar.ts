@@ -86,6 +86,14 @@ export class RawPulsar {
     return ((await res.json()) as string[]).includes('babelqueue');
   }
 
+  /** The permits each consumer of the `babelqueue` subscription holds inside the broker. */
+  async permits(queue: string): Promise<number[]> {
+    const res = await fetch(`${this.url}/admin/v2/${path(queue)}/stats`);
+    if (res.status === 404) return [];
+    const stats = (await res.json()) as { subscriptions?: Record<string, { consumers?: { availablePermits?: number }[] }> };
+    return (stats.subscriptions?.babelqueue?.consumers ?? []).map((c) => c.availablePermits ?? 0);
+  }
+
   /** The consumer names the broker lists on the `babelqueue` subscription. */
   async consumers(queue: string): Promise<string[]> {
     const res = await fetch(`${this.url}/admin/v2/${path(queue)}/stats`);
