@@ -118,8 +118,12 @@ export async function consumeLoop(
       } catch (error) {
         if (cancel.aborted) break;
         const missing = isQueueMissing(error);
-        if (missing) missingSince ??= Date.now();
-        if (missing ? Date.now() - missingSince! >= context.options.missingQueueGraceMs : isFatalClientError(error)) throw error;
+        if (missing) {
+          missingSince ??= Date.now();
+          if (Date.now() - missingSince >= context.options.missingQueueGraceMs) throw error;
+        } else if (isFatalClientError(error)) {
+          throw error;
+        }
         failures += 1;
         const pauseMs = reconnectDelayMs(CALL_RETRY_BACKOFF, failures);
         logger.warn(
