@@ -88,18 +88,20 @@ export class RawPulsar {
 
   /** The permits each consumer of the `babelqueue` subscription holds inside the broker. */
   async permits(queue: string): Promise<number[]> {
-    const res = await fetch(`${this.url}/admin/v2/${path(queue)}/stats`);
-    if (res.status === 404) return [];
-    const stats = (await res.json()) as { subscriptions?: Record<string, { consumers?: { availablePermits?: number }[] }> };
-    return (stats.subscriptions?.babelqueue?.consumers ?? []).map((c) => c.availablePermits ?? 0);
+    return (await this.subscriptionConsumers(queue)).map((c) => c.availablePermits ?? 0);
   }
 
   /** The consumer names the broker lists on the `babelqueue` subscription. */
   async consumers(queue: string): Promise<string[]> {
+    return (await this.subscriptionConsumers(queue)).map((c) => c.consumerName ?? '');
+  }
+
+  /** The consumers of the `babelqueue` subscription, as the topic's stats list them. */
+  private async subscriptionConsumers(queue: string): Promise<{ consumerName?: string; availablePermits?: number }[]> {
     const res = await fetch(`${this.url}/admin/v2/${path(queue)}/stats`);
     if (res.status === 404) return [];
-    const stats = (await res.json()) as { subscriptions?: Record<string, { consumers?: { consumerName?: string }[] }> };
-    return (stats.subscriptions?.babelqueue?.consumers ?? []).map((c) => c.consumerName ?? '');
+    const stats = (await res.json()) as { subscriptions?: Record<string, { consumers?: { consumerName?: string; availablePermits?: number }[] }> };
+    return stats.subscriptions?.babelqueue?.consumers ?? [];
   }
 
   /** An envelope as another SDK would publish it, with the `bq-` projection. */
