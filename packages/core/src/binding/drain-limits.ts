@@ -39,7 +39,7 @@ export class DrainLimits {
    * flight (`busy()` false); checks again later while busy. Nothing without
    * `idleMs` or once `stopping()`.
    */
-  armIdle(stopping: () => boolean, busy: () => boolean, stop: () => void): void {
+  private armIdle(stopping: () => boolean, busy: () => boolean, stop: () => void): void {
     const idleMs = this.limits.idleMs;
     if (idleMs === undefined || stopping()) return;
     const left = this.lastActivity + idleMs - Date.now();

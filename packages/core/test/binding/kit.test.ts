@@ -79,7 +79,7 @@ describe('@babelqueue/core/binding: the mechanics every binding shares', () => {
     let busy = true;
     let stopped = false;
     const idle = new DrainLimits({ idleMs: 30 });
-    idle.armIdle(() => stopped, () => busy, () => (stopped = true));
+    idle.startIdleClock(() => stopped, () => busy, () => (stopped = true));
     await new Promise((resolve) => setTimeout(resolve, 60));
     assert.equal(stopped, false, 'never idle while a delivery is in flight');
     busy = false;
