@@ -31,7 +31,7 @@ describe('README', { skip: artemis.skip }, () => {
         timeout: 60_000,
       });
       assert.deepEqual(out.trim().split('\n'), ['order 1042 attempt 1', 'order 1043 attempt 1']);
-      assert.equal(await raw.count(queue), 0, 'nothing left behind');
+      await raw.waitForCount(queue, 0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -61,7 +61,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     assert.deepEqual(seen.map((s) => s.attempts), [1, 2, 3], 'max(body.attempts, delivery-count) + 1 across real redeliveries');
     assert.deepEqual(seen.map((s) => s.bodyAttempts), [0, 0, 0], 'the count came from the broker, not from a re-sent body');
     for (const s of seen) assert.ok(s.bytes.equals(body), 'the same bytes on every delivery');
-    assert.equal(await raw.count(queue), 0);
+    await raw.waitForCount(queue, 0);
     const [record] = await raw.take(dlq);
     const lastDelivered = withAttempts(body, 3);
     assert.ok(record!.body.subarray(0, lastDelivered.length - 1).equals(lastDelivered.subarray(0, -1)), 'the envelope verbatim plus a dead_letter member');
@@ -172,7 +172,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
       assert.equal(await raw.count(dla), 0, "Artemis moved nothing to its own dead-letter address");
       assert.deepEqual(attempts, [1, 2, 3], logger.text());
       assert.equal(handled, 3);
-      assert.equal(await raw.count(queue), 0);
+      await raw.waitForCount(queue, 0);
       const [record] = await raw.take(dlq);
       assert.deepEqual([JSON.parse(record!.body.toString('utf8')).dead_letter.reason, JSON.parse(record!.body.toString('utf8')).dead_letter.attempts], ['failed', 3]);
       return logger;
@@ -236,7 +236,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     await a.close();
     assert.deepEqual(attempts, [1, 2]);
     assert.ok(aborted, 'the handler saw its signal aborted');
-    assert.equal(await raw.count(queue), 0);
+    await raw.waitForCount(queue, 0);
   });
 
   describe('poison: settled on the first delivery, never handed to a handler', () => {
@@ -275,7 +275,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
         assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
         await a.close();
         assert.equal(calls, 0);
-        assert.equal(await raw.count(queue), 0);
+        await raw.waitForCount(queue, 0);
         const [record] = await raw.take(dlq);
         const parsed = JSON.parse(record!.body.toString('utf8'));
         assert.deepEqual([parsed.dead_letter.reason, parsed.dead_letter.attempts, parsed.dead_letter.original_queue], ['poison', 1, queue]);
@@ -307,7 +307,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
       assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
       await a.close();
       assert.equal(calls, 0, 'never reaches the handler');
-      assert.equal(await raw.count(queue), 0);
+      await raw.waitForCount(queue, 0);
       const [record] = await raw.take(dlq);
       assert.ok(record!.body.equals(body), 'byte for byte, no dead_letter block');
       assert.equal(record!.message.message_annotations?.['x-opt-jms-type'], URN);
@@ -338,7 +338,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
       assert.equal(await a.consume({ maxMessages: 1, idleMs: 5000 }), 1);
       await a.close();
       assert.equal(calls, 0);
-      assert.equal(await raw.count(queue), 0);
+      await raw.waitForCount(queue, 0);
       assert.equal(await raw.count(dlq), 0);
       const dropped = logger.lines.find((line) => line.message.startsWith('dropped'));
       assert.match(String(dropped?.fields.why), /unsupported native schema version "x"/);
@@ -409,7 +409,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
       });
       assert.equal(await second.app.consume({ maxMessages: 1, idleMs: 5000 }), 1);
       await second.app.close();
-      assert.equal(await raw.count(queue), 0);
+      await raw.waitForCount(queue, 0);
       const [record] = await raw.take(dlq);
       assert.equal(JSON.parse(record!.body.toString('utf8')).dead_letter.reason, 'failed');
     } finally {
@@ -459,7 +459,7 @@ describe('Artemis settlement through the App', { skip: artemis.skip }, () => {
     assert.equal(await a.consume({ concurrency: 3, maxMessages: 9, idleMs: 5000 }), 9);
     await a.close();
     assert.equal(peak, 3);
-    assert.equal(await raw.count(queue), 0);
+    await raw.waitForCount(queue, 0);
   });
 
   it('close() during consume: the in-flight delivery settles first, then the loop and the connection stop', async () => {

@@ -104,7 +104,10 @@ export class Raw {
     return ok ? Number(JSON.parse(body)[0]) : 0;
   }
 
-  /** Waits until `queue` holds `n` messages. */
+  /**
+   * Waits until `queue` holds `n` messages. Use it after a consumer settled: Artemis lowers its count
+   * only once the acknowledgement is journalled, which can be after the consumer has closed.
+   */
   async waitForCount(queue: string, n: number, timeoutMs = 10_000): Promise<void> {
     const until = Date.now() + timeoutMs;
     while ((await this.count(queue)) !== n) {
