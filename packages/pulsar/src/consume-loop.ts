@@ -55,6 +55,8 @@ export class ConsumeLoop implements SocketOwner {
   /** Consumers prefetch (a batch reached a zero-queue consumer, or the topic is partitioned). */
   private prefetch: boolean;
   private checking = false;
+  /** When each silent socket's consumer was first found unlisted, by name, while it still is. */
+  private unlistedSince = new Map<string, number>();
 
   constructor(
     private readonly deps: LoopDeps,
@@ -189,7 +191,9 @@ export class ConsumeLoop implements SocketOwner {
    * the service closed on meeting a producer's batch (the loop prefetches from
    * then on), and a listed one without permits or messages, which lost its
    * request when the topic moved (apache/pulsar#15679: a zero-queue consumer
-   * does not ask again after it reconnects inside the service).
+   * does not ask again after it reconnects inside the service). A consumer
+   * the service is reconnecting after the topic moved is briefly unlisted too,
+   * so only one unlisted for `consumerCheckMs` on end counts as closed.
    */
   private async checkSilentSockets(): Promise<void> {
     if (this.checking || this.stopping) return;
@@ -197,14 +201,24 @@ export class ConsumeLoop implements SocketOwner {
     const silent = this.sockets
       .filter((socket) => socket.open && socket.queueSize === 0 && socket.outstanding > 0 && socket.lastActivity <= since)
       .map((socket) => ({ socket, name: socket.name }));
-    if (silent.length === 0) return;
+    if (silent.length === 0) {
+      this.unlistedSince.clear();
+      return;
+    }
     this.checking = true;
     try {
       const listed = await this.deps.admin.consumers(this.topic, this.deps.options.subscription);
+      const unlistedSince = this.unlistedSince;
+      this.unlistedSince = new Map();
       for (const { socket, name } of silent) {
         if (name === undefined || socket.name !== name) continue; // reopened meanwhile
         const consumer = listed.get(name);
         if (consumer === undefined) {
+          const first = unlistedSince.get(name) ?? Date.now();
+          if (first > since) {
+            this.unlistedSince.set(name, first);
+            continue;
+          }
           this.startPrefetching('a producer\'s batch reached a zero-queue consumer, which Pulsar cannot hand one');
           socket.drop();
         } else if (consumer.availablePermits === 0 && consumer.unackedMessages === 0) {

@@ -184,5 +184,9 @@ describe('Pulsar consumers the WebSocket service leaks', { skip: lab.skip }, () 
       await run;
     }
     assert.ok(logger.lines.some((line) => line.level === 'warn' && /lost its permits inside the broker/.test(line.message)), 'the reopening is logged');
+    assert.ok(
+      !logger.lines.some((line) => /prefetch from now on/.test(line.message)),
+      'a consumer unlisted while the service reconnects it is not taken for one a batch closed',
+    );
   });
 });
