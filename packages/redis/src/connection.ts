@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '@babelqueue/core';
 import { RedisConfigError, type RedisClient } from './options.js';
 import { reviveWhenEnded } from './revive.js';
+import { ClosingSentinelConnector } from './sentinel-connector.js';
 import { isSentinelUrl, parseSentinelUrl, type SentinelTarget } from './sentinel.js';
 
 /** The URL used when neither `url` nor `redis` is given. */
@@ -49,7 +50,8 @@ export function connect(url: string, cluster: boolean, logger: Logger): RedisCli
  * `failoverDetector` also drops the connection as soon as a Sentinel
  * announces +switch-master, instead of waiting for the old primary's socket
  * to fail; a node that answers but is no longer the primary is left for the next.
- * When ioredis ends it by itself, it is connected again ({@link reviveWhenEnded}).
+ * When ioredis ends it by itself, it is connected again ({@link reviveWhenEnded});
+ * when it is closed while connecting, the detector goes too ({@link ClosingSentinelConnector}).
  */
 function sentinelClient(target: SentinelTarget, logger: Logger): Redis {
   const client = new Redis({
@@ -58,6 +60,7 @@ function sentinelClient(target: SentinelTarget, logger: Logger): Redis {
     db: target.db,
     role: 'master',
     failoverDetector: true,
+    Connector: ClosingSentinelConnector,
     ...(target.username === undefined ? {} : { username: target.username }),
     ...(target.password === undefined ? {} : { password: target.password }),
     ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),

@@ -101,6 +101,22 @@ describe('Redis behind Sentinel (redis-sentinel)', { skip: sentinel.skip }, () =
     }
   });
 
+  it('a client closed while it connects leaves no Sentinel connection open (its failover detector goes with it)', async () => {
+    /** This process's open sockets to the lab's Sentinels (ports 26391-26393). */
+    const sentinelSockets = (): number =>
+      // Undocumented but stable since Node 0.x; getActiveResourcesInfo() names no ports.
+      (process as unknown as { _getActiveHandles(): Array<{ remotePort?: number; destroyed?: boolean }> })._getActiveHandles()
+        .filter((h) => h.remotePort !== undefined && h.remotePort >= 26391 && h.remotePort <= 26393 && h.destroyed !== true).length;
+    // Closed 0-9 ms after opening: some land while the stream to the primary is still connecting,
+    // when ioredis has not started the detector it starts once that stream connects.
+    for (let i = 0; i < 60; i++) {
+      const client = connect(url, false, captureLogger());
+      await new Promise((resolve) => setTimeout(resolve, i % 10));
+      disconnectClient(client);
+    }
+    await until(() => sentinelSockets() === 0, 20_000, 'no socket to a Sentinel left open');
+  });
+
   for (const layout of ['legacy', 'zset'] as const) {
     it(`${layout}: the primary SIGKILLed mid-stream — publishing and consuming resume on the promoted replica, nothing acknowledged is lost`, async () => {
       const q = uniqueQueue(`bq-sentinel-${layout}`);
