@@ -7,9 +7,9 @@
  *
  *   scripts/brokers up asb
  *   BABELQUEUE_ASB_URL='Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true' \
- *     node --conditions=source --import tsx bench/asb/index.ts [messages=5000] [window=100] [rate=1000] [modes=publish,consume,publishMany,latency]
+ *     node --conditions=source --import tsx bench/asb/index.ts [messages=5000] [window=100] [rate=1000] [modes=publish,consume,run,publishMany,latency]
  *
- * `modes` (default all): a comma list of publish, consume, publishMany,
+ * `modes` (default all): a comma list of publish, consume, run, publishMany,
  * latency. Without publish, consume reads a queue filled beforehand by the raw
  * sender (untimed). Three alternating rounds, medians (bench/support).
  * - publish: one message per send, at most `window` sends in flight. Raw:
@@ -21,6 +21,10 @@
  * - consume: PeekLock, complete per message, at most `window` locked at once.
  *   Raw: receiveMessages for the free slots, JSON.parse, completeMessage; App:
  *   app.consume with a no-op handler (version gate, decode, validate, route, settle).
+ *   A drain (`maxMessages`): the binding pulls with `receiveMessages`, as raw does.
+ * - run: the same work through a worker, `app.run` at concurrency `window` on a
+ *   queue filled beforehand, stopped once it handled them all: the binding's
+ *   streaming receiver (`subscribe`). Raw: the consume above.
  * - latency: publish → handler at `rate` messages/s (default 1,000), one send
  *   per message, PeekLock and complete per message, at most `window` locked;
  *   p50/p99/p99.9 from each message's due time (bench/support/latency.ts).
@@ -28,11 +32,11 @@
  *   (`subscribe`, maxConcurrentCalls `window`, JSON.parse, completeMessage):
  *   its `receiveMessages(n)`, which the raw consume uses, waits up to a second
  *   after the first message when fewer than n are there, so a loop on it would
- *   measure that wait; App: app.publish + app.consume at concurrency `window`.
+ *   measure that wait; App: app.publish + app.run at concurrency `window`.
  *   Two rounds, after the others.
  */
 import { ServiceBusClient } from '@azure/service-bus';
-import { silentLogger } from '@babelqueue/core';
+import { createApp, silentLogger } from '@babelqueue/core';
 import { AzureServiceBusTransport, toServiceBusMessage } from '@babelqueue/azure-service-bus';
 import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
@@ -46,7 +50,7 @@ const N = Number(process.argv[2] ?? 5_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const RATE = Number(process.argv[4] ?? 1000);
 const LATENCY_N = RATE * 4;
-const MODES = new Set((process.argv[5] ?? 'publish,consume,publishMany,latency').split(','));
+const MODES = new Set((process.argv[5] ?? 'publish,consume,run,publishMany,latency').split(','));
 const ROUNDS = 3;
 /** A side that receives nothing for this long fails the run instead of waiting forever. */
 const IDLE_MS = 10_000;
@@ -139,6 +143,28 @@ async function rawLatency(): Promise<Latency> {
   }
 }
 
+/** A worker (`app.run`) on `queue`, stopped once it handled `count` messages. */
+async function runUntilHandled(queue: string, count: number): Promise<void> {
+  const stop = new AbortController();
+  let handled = 0;
+  const worker = createApp({ transport: new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), queue, logger: silentLogger })
+    .handle(URN, () => {
+      if (++handled === count) stop.abort();
+    });
+  // A worker that stops getting messages fails the run instead of waiting forever.
+  let seen = -1;
+  const watch = setInterval(() => {
+    if (handled === seen) stop.abort();
+    seen = handled;
+  }, IDLE_MS);
+  try {
+    await worker.run({ signal: stop.signal, concurrency: WINDOW });
+  } finally {
+    clearInterval(watch);
+  }
+  if (handled < count) throw new Error(`App run: nothing for ${IDLE_MS} ms after ${handled} of ${count}`);
+}
+
 const rounds = new Rounds();
 
 async function rawRound(): Promise<void> {
@@ -147,6 +173,11 @@ async function rawRound(): Promise<void> {
   else if (MODES.has('consume')) await rawPublish(queue, N);
   if (MODES.has('consume')) await rounds.time('consume', 'raw', N, () => rawConsume(queue, N));
   else if (MODES.has('publish')) await discard(queue, N);
+  if (MODES.has('run')) {
+    const runQueue = benchQueue('asb-raw-run');
+    await rawPublish(runQueue, N);
+    await rounds.time('run', 'raw', N, () => rawConsume(runQueue, N));
+  }
   if (!MODES.has('publishMany')) return;
   // The sender's link open before the clock starts, as the App side's is.
   const manyQueue = benchQueue('asb-raw-many');
@@ -169,6 +200,11 @@ async function appRound(): Promise<void> {
     });
   } else if (MODES.has('publish')) await discard(queue, N);
   await ours.close();
+  if (MODES.has('run')) {
+    const runQueue = benchQueue('asb-app-run');
+    await rawPublish(runQueue, N);
+    await rounds.time('run', 'app', N, () => runUntilHandled(runQueue, N));
+  }
   if (!MODES.has('publishMany')) return;
   // Connected before the clock starts, as the raw side's client is.
   const manyQueue = benchQueue('asb-app-many');
@@ -179,7 +215,7 @@ async function appRound(): Promise<void> {
   await discard(manyQueue, N + 1);
 }
 
-const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('publishMany');
+const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('run') || MODES.has('publishMany');
 if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
 const appSideLatency = () => appLatency(
   new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), benchQueue('asb-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);

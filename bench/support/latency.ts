@@ -9,14 +9,15 @@ import { alternate } from './rounds.js';
 import { DATA, URN } from './workload.js';
 
 /**
- * The App's latency under `load`: `app.consume` at `concurrency` on `queue`,
- * a handler that reports each message's index, `app.publish` at the offered
- * rate; the consume loop stopped and the App closed afterwards.
+ * The App's latency under `load`: `app.run` at `concurrency` on `queue` (a
+ * worker: no drain limits), a handler that reports each message's index,
+ * `app.publish` at the offered rate; the worker stopped and the App closed
+ * afterwards.
  */
 export async function appLatency(transport: Transport, queue: string, load: OfferedLoad, concurrency: number): Promise<Latency> {
   const app = createApp({ transport, queue, logger: silentLogger }).handle(URN, (data) => load.seen(Number(data.i)));
   const stop = new AbortController();
-  const consuming = app.consume({ concurrency, signal: stop.signal });
+  const consuming = app.run({ concurrency, signal: stop.signal });
   try {
     return await load.run((i) => app.publish(URN, { ...DATA, i }));
   } finally {

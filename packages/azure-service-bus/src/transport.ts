@@ -22,6 +22,7 @@ import {
 } from '@babelqueue/core/binding';
 import { Connection } from './connection.js';
 import { consumeLoop } from './consume-loop.js';
+import { streamLoop } from './stream-loop.js';
 import { AsbDelivery } from './delivery.js';
 import { BROKER, isUnreachable } from './errors.js';
 import { resolveOptions, type AzureServiceBusTransportOptions, type ResolvedOptions } from './options.js';
@@ -267,8 +268,8 @@ export class AzureServiceBusTransport implements Transport {
       skipParsingBodyAsJson: true,
       maxAutoLockRenewalDurationInMs: this.options.maxLockRenewalMs,
     });
-    await consumeLoop({
-      reached: (ok) => {
+    const deps = {
+      reached: (ok: boolean) => {
         this.reachable = ok;
       },
       openReceiver,
@@ -276,6 +277,9 @@ export class AzureServiceBusTransport implements Transport {
       queue,
       logger,
       receiveWaitMs,
-    }, onDelivery, options);
+    };
+    // A drain (maxMessages, idleMs) pulls exactly what it may take; open-ended consumption streams.
+    const drains = options.maxMessages !== undefined || options.idleMs !== undefined;
+    await (drains ? consumeLoop : streamLoop)(deps, onDelivery, options);
   }
 }
