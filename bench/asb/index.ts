@@ -36,13 +36,13 @@
  *   Two rounds, after the others.
  */
 import { ServiceBusClient } from '@azure/service-bus';
-import { createApp, silentLogger } from '@babelqueue/core';
+import { silentLogger } from '@babelqueue/core';
 import { AzureServiceBusTransport, toServiceBusMessage } from '@babelqueue/azure-service-bus';
 import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, encoded, publishInBatches, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, publishInBatches, runUntilHandled, URN, windowed } from '../support/workload.js';
 
 const CONNECTION_STRING = process.env.BABELQUEUE_ASB_URL
   ?? 'Endpoint=sb://127.0.0.1:5680;SharedAccessKeyName=standin;SharedAccessKey=standin;UseDevelopmentEmulator=true';
@@ -143,28 +143,6 @@ async function rawLatency(): Promise<Latency> {
   }
 }
 
-/** A worker (`app.run`) on `queue`, stopped once it handled `count` messages. */
-async function runUntilHandled(queue: string, count: number): Promise<void> {
-  const stop = new AbortController();
-  let handled = 0;
-  const worker = createApp({ transport: new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), queue, logger: silentLogger })
-    .handle(URN, () => {
-      if (++handled === count) stop.abort();
-    });
-  // A worker that stops getting messages fails the run instead of waiting forever.
-  let seen = -1;
-  const watch = setInterval(() => {
-    if (handled === seen) stop.abort();
-    seen = handled;
-  }, IDLE_MS);
-  try {
-    await worker.run({ signal: stop.signal, concurrency: WINDOW });
-  } finally {
-    clearInterval(watch);
-  }
-  if (handled < count) throw new Error(`App run: nothing for ${IDLE_MS} ms after ${handled} of ${count}`);
-}
-
 const rounds = new Rounds();
 
 async function rawRound(): Promise<void> {
@@ -203,7 +181,7 @@ async function appRound(): Promise<void> {
   if (MODES.has('run')) {
     const runQueue = benchQueue('asb-app-run');
     await rawPublish(runQueue, N);
-    await rounds.time('run', 'app', N, () => runUntilHandled(runQueue, N));
+    await rounds.time('run', 'app', N, () => runUntilHandled(new AzureServiceBusTransport({ connectionString: CONNECTION_STRING, logger: silentLogger }), runQueue, N, WINDOW));
   }
   if (!MODES.has('publishMany')) return;
   // Connected before the clock starts, as the raw side's client is.

@@ -4,10 +4,10 @@
  * the binary protocol) as a reference figure. JSON out.
  *
  *   BABELQUEUE_PULSAR_URL=http://127.0.0.1:8080 \
- *     node --conditions=source --import tsx bench/pulsar/index.ts [messages=10000] [window=100] [rate=1000] [modes=publish,consume,publishMany,python,latency]
+ *     node --conditions=source --import tsx bench/pulsar/index.ts [messages=10000] [window=100] [rate=1000] [modes=publish,consume,run,publishMany,python,latency]
  *
- * `modes` (default all): a comma list of publish, consume, publishMany, python,
- * latency.
+ * `modes` (default all): a comma list of publish, consume, run, publishMany,
+ * python, latency.
  * Without publish, consume reads a topic filled beforehand by the raw
  * producer (untimed).
  *
@@ -17,6 +17,11 @@
  * - consume: a Shared subscription in pull mode, `window` permits, one ack per
  *   message. Raw: parse the JSON payload and ack; App: app.consume with
  *   concurrency `window` and a no-op handler (gate, decode, validate, route, settle).
+ *   A drain (`maxMessages`): the binding takes through one zero-queue consumer, so
+ *   it never holds more than it may take.
+ * - run: the same work through a worker, `app.run` at concurrency `window` on a
+ *   topic filled beforehand, stopped once it handled them all: the binding's
+ *   zero-queue consumers on several sockets. Raw: the consume above.
  * - publishMany: batches of `window`, each message's send receipt awaited.
  *   Raw: the producer WebSocket above sending every frame of a batch without
  *   waiting, then awaiting all the batch's receipts; App: app.publishMany of
@@ -29,7 +34,7 @@
  *   receipt awaited, pull mode with `window` permits; p50/p99/p99.9 from each
  *   message's due time (bench/support/latency.ts). Raw: the producer and
  *   consumer WebSockets above (parse, ack, one permit per message); App:
- *   app.publish and app.consume at concurrency `window`. Two rounds, after
+ *   app.publish and app.run at concurrency `window`. Two rounds, after
  *   the others.
  *
  * Three rounds, the side that goes first alternating, medians (bench/support).
@@ -45,14 +50,14 @@ import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, timed, type Latency, type Sample } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { alternate, Rounds } from '../support/rounds.js';
-import { benchApp, benchQueue, DATA, encoded, publishInBatches, URN, windowed } from '../support/workload.js';
+import { benchApp, benchQueue, DATA, encoded, publishInBatches, runUntilHandled, URN, windowed } from '../support/workload.js';
 
 const WEB = process.env.BABELQUEUE_PULSAR_URL ?? 'http://127.0.0.1:8080';
 const N = Number(process.argv[2] ?? 10_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const RATE = Number(process.argv[4] ?? 1000);
 const LATENCY_N = RATE * 4;
-const MODES = new Set((process.argv[5] ?? 'publish,consume,publishMany,python,latency').split(','));
+const MODES = new Set((process.argv[5] ?? 'publish,consume,run,publishMany,python,latency').split(','));
 const ROUNDS = 3;
 const PY_N = Math.max(200, Math.floor(N / 10));
 const root = join(import.meta.dirname, '..', '..');
@@ -192,6 +197,11 @@ async function rawRound(): Promise<void> {
   if (MODES.has('publish')) rounds.add('publishConfirmed', 'raw', await rawPublish(queue));
   else if (MODES.has('consume')) await rawPublish(queue);
   if (MODES.has('consume')) await rounds.time('consumePullMode', 'raw', N, () => rawConsume(queue));
+  if (MODES.has('run')) {
+    const runQueue = await fresh('pulsar-raw-run');
+    await rawPublish(runQueue);
+    await rounds.time('run', 'raw', N, () => rawConsume(runQueue));
+  }
   if (MODES.has('publishMany')) rounds.add('publishMany', 'raw', await rawPublishBatched(await fresh('pulsar-raw-batch')));
 }
 
@@ -203,6 +213,11 @@ async function appRound(): Promise<void> {
   else if (MODES.has('consume')) await rawPublish(queue);
   if (MODES.has('consume')) await rounds.time('consumePullMode', 'app', N + 1, () => app.consume({ maxMessages: N + 1, concurrency: WINDOW, idleMs: 10_000 }));
   await app.close();
+  if (MODES.has('run')) {
+    const runQueue = await fresh('pulsar-app-run');
+    await rawPublish(runQueue);
+    await rounds.time('run', 'app', N, () => runUntilHandled(new PulsarTransport({ url: WEB, logger: silentLogger }), runQueue, N, WINDOW));
+  }
   if (MODES.has('publishMany')) {
     const batcher = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-batch'));
     await batcher.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
@@ -211,7 +226,7 @@ async function appRound(): Promise<void> {
   }
 }
 
-const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('publishMany');
+const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('run') || MODES.has('publishMany');
 if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
 const appSideLatency = async () =>
   appLatency(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);

@@ -41,3 +41,30 @@ export async function windowed(count: number, window: number, task: (i: number) 
     }),
   );
 }
+
+/** How long a worker may go without a message before {@link runUntilHandled} gives up. */
+const RUN_IDLE_MS = 10_000;
+
+/**
+ * A worker (`app.run` at `concurrency`, the no-op handler) on `transport` and
+ * `queue`, filled beforehand, stopped once it handled `count` messages; one
+ * that gets nothing for 10 s fails the run instead of waiting for ever.
+ */
+export async function runUntilHandled(transport: Transport, queue: string, count: number, concurrency: number): Promise<void> {
+  const stop = new AbortController();
+  let handled = 0;
+  const worker = createApp({ transport, queue, logger: silentLogger }).handle(URN, () => {
+    if (++handled === count) stop.abort();
+  });
+  let seen = -1;
+  const watch = setInterval(() => {
+    if (handled === seen) stop.abort();
+    seen = handled;
+  }, RUN_IDLE_MS);
+  try {
+    await worker.run({ signal: stop.signal, concurrency });
+  } finally {
+    clearInterval(watch);
+  }
+  if (handled < count) throw new Error(`App run: nothing for ${RUN_IDLE_MS} ms after ${handled} of ${count}`);
+}

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import WebSocket from 'ws';
 import { BROKER, BrokerUnavailableError, PulsarRefusedError } from './errors.js';
+import { trackSocket } from './frame-send.js';
 import type { ResolvedOptions } from './options.js';
 
 /** An HTTP answer of the web service. */
@@ -65,6 +66,7 @@ export class PulsarConnection {
         perMessageDeflate: false,
         ...(this.options.tls ?? {}),
       });
+      trackSocket(ws);
       const fail = (error: Error) => {
         ws.removeAllListeners('open');
         ws.on('error', () => undefined);

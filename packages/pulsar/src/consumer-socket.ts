@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { pause, reconnectDelayMs, type Logger } from '@babelqueue/core';
 import { isConfigurationFailure, type PulsarConnection } from './connection.js';
 import { errorText, PulsarRefusedError } from './errors.js';
+import { sendFrame } from './frame-send.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
 import type { ResolvedOptions } from './options.js';
 
@@ -129,7 +130,7 @@ export class ConsumerSocket {
   command(command: ConsumerCommand): boolean {
     const ws = this.ws;
     if (ws === undefined || ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(JSON.stringify(command));
+    sendFrame(ws, JSON.stringify(command));
     return true;
   }
 

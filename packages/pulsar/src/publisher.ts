@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import type { Logger } from '@babelqueue/core';
 import type { PulsarConnection } from './connection.js';
 import { BROKER, PublishNotConfirmedError, TransportClosedError } from './errors.js';
+import { sendFrame } from './frame-send.js';
 import { parseFrame, type ProducerMessage } from './frames.js';
 import type { Send } from './send.js';
 import { topicPath, type Topic } from './topics.js';
@@ -51,7 +52,7 @@ class TopicProducer {
         reject(new PublishNotConfirmedError(BROKER, this.topic.name, `no send receipt within ${this.sendTimeoutMs} ms; it may or may not be stored`));
       }, this.sendTimeoutMs + 1000);
       this.waiting.set(context, { resolve, reject, timer, socket: ws });
-      ws.send(JSON.stringify(frame), (error) => {
+      sendFrame(ws, JSON.stringify(frame), (error) => {
         if (error) this.settle(context, new PublishNotConfirmedError(BROKER, this.topic.name, `the send failed: ${error.message}`, { cause: error }));
       });
     });
