@@ -65,6 +65,7 @@ export type { ConnectAttempt } from './transport/connect-within.js';
 export { DEFAULT_RECONNECT_BACKOFF, reconnectDelayMs, resolveReconnectBackoff } from './transport/reconnect-backoff.js';
 export type { ReconnectBackoff, ResolvedReconnectBackoff } from './transport/reconnect-backoff.js';
 export { pause } from './transport/pause.js';
+export { coalesceWrites } from './binding/coalesce-writes.js';
 export { ReservationKeeper } from './transport/reservation-keeper.js';
 export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
 

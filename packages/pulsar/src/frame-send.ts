@@ -1,10 +1,9 @@
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
+import { coalesceWrites } from '@babelqueue/core/binding';
 
 /** The TCP (or TLS) socket under each WebSocket, from its upgrade response. */
 const sockets = new WeakMap<WebSocket, Socket>();
-/** Sockets corked until the current turn of the event loop ends. */
-const corked = new WeakSet<Socket>();
 
 /** Remembers the socket under `ws` (call before it opens: the upgrade comes first). */
 export function trackSocket(ws: WebSocket): void {
@@ -12,21 +11,12 @@ export function trackSocket(ws: WebSocket): void {
 }
 
 /**
- * Sends a text frame on `ws`. The frames one socket sends in a turn of the
+ * Sends a text frame on `ws`; the frames one socket sends in a turn of the
  * event loop (a permit and an ack per message, a window of publishes) leave
- * in one write: ws writes every frame by itself, and a system call per frame
- * was a third of a consumer's CPU. The socket stays corked until setImmediate,
- * after the I/O callbacks of this turn.
+ * in one write ({@link coalesceWrites}: ws writes every frame by itself).
  */
 export function sendFrame(ws: WebSocket, text: string, callback?: (error?: Error) => void): void {
   const socket = sockets.get(ws);
-  if (socket !== undefined && !corked.has(socket)) {
-    corked.add(socket);
-    socket.cork();
-    setImmediate(() => {
-      corked.delete(socket);
-      socket.uncork();
-    });
-  }
+  if (socket !== undefined) coalesceWrites(socket);
   ws.send(text, callback);
 }

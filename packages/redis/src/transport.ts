@@ -14,6 +14,7 @@ import {
 import { Cluster, type Redis } from 'ioredis';
 import { connectWithin, type BindingRules, type Delivery } from '@babelqueue/core/binding';
 import { connect, DEFAULT_URL } from './connection.js';
+import { coalescePublishes } from './coalesce-publishes.js';
 import { disconnectClient, quitClient } from './revive.js';
 import { ReplicationTimeoutError } from './errors.js';
 import { maskRedisUrl } from './sentinel.js';
@@ -128,6 +129,7 @@ export class RedisTransport implements Transport {
    */
   async publish(message: OutgoingMessage): Promise<void> {
     this.assertOpen();
+    coalescePublishes(this.client);
     await this.impl.publish(message);
     await this.replicated(message.queue);
   }
@@ -141,6 +143,7 @@ export class RedisTransport implements Transport {
    */
   async publishMany(messages: readonly OutgoingMessage[]): Promise<PublishOutcome[]> {
     this.assertOpen();
+    coalescePublishes(this.client);
     const outcomes = await this.impl.publishMany(messages);
     if (this.waitForReplicas === 0 || !outcomes.some((o) => o.ok)) return outcomes;
     try {
@@ -154,6 +157,7 @@ export class RedisTransport implements Transport {
   /** Pushes a record (dead-letter, redrive) to `queue` exactly like a publish without delay. */
   async publishRaw(queue: string, body: Buffer, headers?: Readonly<Record<string, string>>): Promise<void> {
     this.assertOpen();
+    coalescePublishes(this.client);
     await this.impl.publishRaw(queue, body, headers);
     await this.replicated(queue);
   }

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { coalesceWrites } from '@babelqueue/core/binding';
+
+/** A writable that records each call of its write path: one entry per write the socket would make. */
+function recorder() {
+  const writes: string[][] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      writes.push([chunk.toString()]);
+      done();
+    },
+    writev(chunks, done) {
+      writes.push(chunks.map((c) => String(c.chunk)));
+      done();
+    },
+  });
+  return { stream, writes };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('coalesceWrites', () => {
+  it('a lone write of a turn leaves at once, uncorked', async () => {
+    const { stream, writes } = recorder();
+    coalesceWrites(stream);
+    stream.write('a');
+    assert.deepEqual(writes, [['a']]);
+    await nextTurn();
+    assert.equal(stream.writableCorked, 0);
+  });
+
+  it('the writes after the first in one run of callbacks leave together once it ends; the next run starts afresh', async () => {
+    const { stream, writes } = recorder();
+    for (const text of ['a', 'b', 'c', 'd']) {
+      coalesceWrites(stream);
+      stream.write(text);
+    }
+    assert.deepEqual(writes, [['a']], 'only the first left during the turn');
+    await nextTurn();
+    assert.deepEqual(writes, [['a'], ['b', 'c', 'd']], 'the rest in one write');
+    assert.equal(stream.writableCorked, 0);
+    coalesceWrites(stream);
+    stream.write('e');
+    assert.deepEqual(writes.at(-1), ['e'], 'a new turn: the first write leaves at once');
+  });
+
+  it('over a real socket, every byte arrives in order', async () => {
+    let received = '';
+    const server = createServer((s) => s.on('data', (d) => (received += d.toString())));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket: Socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const expected = Array.from({ length: 50 }, (_, i) => `<${i}>`);
+    for (const text of expected) {
+      coalesceWrites(socket);
+      socket.write(text);
+    }
+    const deadline = Date.now() + 10_000;
+    while (received.length < expected.join('').length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    socket.destroy();
+    server.close();
+    assert.equal(received, expected.join(''));
+  });
+});
