@@ -11,8 +11,8 @@ export function trackSocket(ws: WebSocket): void {
 }
 
 /**
- * Sends a text frame on `ws`; the frames one socket sends in a turn of the
- * event loop (a permit and an ack per message, a window of publishes) leave
+ * Sends a text frame on `ws`; the frames one socket sends after the first in
+ * one run of callbacks (a permit beside an ack, a window of publishes) leave
  * in one write ({@link coalesceWrites}: ws writes every frame by itself).
  */
 export function sendFrame(ws: WebSocket, text: string, callback?: (error?: Error) => void): void {

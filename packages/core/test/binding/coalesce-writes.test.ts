@@ -20,10 +20,11 @@ function recorder() {
   return { stream, writes };
 }
 
+/** Past the nextTick that ends a run of callbacks. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('coalesceWrites', () => {
-  it('a lone write of a turn leaves at once, uncorked', async () => {
+  it('a lone write of a run of callbacks leaves at once, uncorked', async () => {
     const { stream, writes } = recorder();
     coalesceWrites(stream);
     stream.write('a');
@@ -38,13 +39,13 @@ describe('coalesceWrites', () => {
       coalesceWrites(stream);
       stream.write(text);
     }
-    assert.deepEqual(writes, [['a']], 'only the first left during the turn');
+    assert.deepEqual(writes, [['a']], 'only the first left during the run');
     await nextTurn();
     assert.deepEqual(writes, [['a'], ['b', 'c', 'd']], 'the rest in one write');
     assert.equal(stream.writableCorked, 0);
     coalesceWrites(stream);
     stream.write('e');
-    assert.deepEqual(writes.at(-1), ['e'], 'a new turn: the first write leaves at once');
+    assert.deepEqual(writes.at(-1), ['e'], 'a new run: the first write leaves at once');
   });
 
   it('over a real socket, every byte arrives in order', async () => {
