@@ -3,6 +3,7 @@ import { maskUrl, type Logger } from '@babelqueue/core';
 import { ReconnectingConnection, redactSecrets, urlSecret } from '@babelqueue/core/binding';
 import { separateOutcomes } from './dispositions.js';
 import { BROKER, BrokerUnavailableError } from './errors.js';
+import { writeFramesTogether } from './frame-writes.js';
 import type { ResolvedOptions } from './options.js';
 import { maskArtemisUrl, type ArtemisBroker } from './url.js';
 
@@ -99,6 +100,7 @@ export class ConnectionManager extends ReconnectingConnection<Connection> {
     } as ConnectionOptions;
     const connection = this.container.connect(options);
     separateOutcomes(connection);
+    writeFramesTogether(connection);
     let opened = false;
     let remoteError: Error | undefined;
     let resolveLoss!: () => void;
