@@ -1,6 +1,7 @@
-import { ConfigurationError, consoleLogger, type Logger } from '@babelqueue/core';
+import { ConfigurationError, consoleLogger, TransportClosedError, type Logger } from '@babelqueue/core';
 import { Kafka, Partitioners, logLevel, type Admin, type KafkaConfig, type LogEntry, type Message, type Producer } from 'kafkajs';
 import type { RecordWrite } from './delivery.js';
+import { GatheredWrites } from './gathered-writes.js';
 import { armRequestQueueTimerOnlyWhenNeeded } from './request-queue-timer.js';
 import { parseKafkaUrl } from './url.js';
 import { PRODUCER_RETRY, sendWhole } from './whole-send.js';
@@ -30,9 +31,14 @@ export class KafkaConnection {
   readonly kafka: Kafka;
   readonly logger: Logger;
   private producerReady: Promise<Producer> | undefined;
+  private closed = false;
   private adminReady: Promise<Admin> | undefined;
   /** The client's retry settings, which {@link sendWhole} follows for produce calls. */
   private readonly retry: KafkaConfig['retry'];
+  private readonly gathered = new GatheredWrites<KafkaRecord>({
+    many: (topic, records) => this.send(topic, records),
+    one: (record) => this.send(record.topic, [record]),
+  });
 
   constructor(options: KafkaConnectionOptions) {
     this.logger = options.logger ?? consoleLogger();
@@ -56,6 +62,8 @@ export class KafkaConnection {
 
   /** The producer, connected on first use. */
   producer(): Promise<Producer> {
+    // A write that comes after close (a split batch's records sent again) never opens a producer nobody closes.
+    if (this.closed) return Promise.reject(new TransportClosedError('Kafka'));
     this.producerReady ??= (async () => {
       const producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: true, retry: PRODUCER_RETRY });
       await producer.connect();
@@ -80,16 +88,20 @@ export class KafkaConnection {
     return this.adminReady;
   }
 
-  /** Writes one record and resolves once every in-sync replica has it (acks=all). */
-  async write(record: KafkaRecord): Promise<void> {
+  /**
+   * Writes one record and resolves once every in-sync replica has it
+   * (acks=all). Records written to one topic in the same run of callbacks go
+   * out in one produce call ({@link GatheredWrites}).
+   */
+  write(record: KafkaRecord): Promise<void> {
+    return this.gathered.write(record);
+  }
+
+  /** One produce call of `records`, all bound for `topic`; a retriable failure sends it again whole. */
+  private async send(topic: string, records: readonly KafkaRecord[]): Promise<void> {
     const producer = await this.producer();
-    const messages = [{
-      key: record.key,
-      value: record.value,
-      headers: record.headers,
-      ...(record.timestamp !== undefined ? { timestamp: record.timestamp } : {}),
-    }];
-    await sendWhole(() => producer.send({ topic: record.topic, acks: -1, messages }), this.retry);
+    // kafkajs reads key, value, headers and timestamp of each record, and leaves its `topic` alone.
+    await sendWhole(() => producer.send({ topic, acks: -1, messages: records as KafkaRecord[] }), this.retry);
   }
 
   /**
@@ -114,6 +126,9 @@ export class KafkaConnection {
 
   /** Disconnects the producer and admin. Idempotent. */
   async close(): Promise<void> {
+    // Records gathered this tick leave on the producer being closed, never on a new one.
+    this.gathered.flush();
+    this.closed = true;
     const producer = this.producerReady;
     const admin = this.adminReady;
     this.producerReady = undefined;

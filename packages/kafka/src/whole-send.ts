@@ -46,6 +46,6 @@ export const PRODUCER_RETRY: RetryOptions = { retries: 0 };
  * KafkaJSNumberOfRetriesExceeded, and one no retry can cure (a refused
  * record, a denied topic) as KafkaJSNonRetriableError.
  */
-function exhaustedRetriable(error: unknown): boolean {
+export function exhaustedRetriable(error: unknown): boolean {
   return (error as { name?: unknown } | null)?.name === 'KafkaJSNumberOfRetriesExceeded';
 }

@@ -1,0 +1,116 @@
+import type { RecordWrite } from './delivery.js';
+import { exhaustedRetriable } from './whole-send.js';
+
+/**
+ * The most bytes (values, keys and headers) one gathered produce call
+ * carries: a quarter of the broker's default `max.message.bytes` (1 MiB), so
+ * a gathered batch fits where each of its records would. A record this size
+ * or larger is written by itself.
+ */
+export const GATHER_BYTES = 256 * 1024;
+
+interface Waiting<R> {
+  readonly record: R;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+interface Group<R> {
+  readonly records: Waiting<R>[];
+  bytes: number;
+}
+
+/** How the gatherer writes: several records of one topic in one produce call, or one record. */
+export interface ProduceCalls<R extends RecordWrite> {
+  many(topic: string, records: readonly R[]): Promise<void>;
+  one(record: R): Promise<void>;
+}
+
+/**
+ * Gathers the records written to one topic in one run of callbacks (an I/O
+ * event and the promise continuations it set off) into one produce call,
+ * sent on process.nextTick, as Kafka's own clients batch what is sent while
+ * they are busy. kafkajs otherwise sends a produce request per record, and
+ * the request's encoding and round trip were most of a publisher's CPU.
+ *
+ * Each record's promise settles with its call: resolved once the call is
+ * acknowledged (acks=all), rejected with its error. A call that fails with
+ * an error no retry cures (a record the topic refuses, a batch over a
+ * topic's smaller `max.message.bytes`) is split: each record is written
+ * again by itself, in order, and settles with its own answer, so one bad
+ * record never fails its neighbours. A call whose retries ran out fails every record it
+ * carried (some may have been written: at-least-once, as for any failed
+ * produce call). A lone record goes alone, as before.
+ */
+export class GatheredWrites<R extends RecordWrite> {
+  private readonly groups = new Map<string, Group<R>>();
+  private scheduled = false;
+
+  constructor(private readonly calls: ProduceCalls<R>) {}
+
+  write(record: R): Promise<void> {
+    const bytes = sizeOf(record);
+    if (bytes >= GATHER_BYTES) return this.calls.one(record);
+    let group = this.groups.get(record.topic);
+    if (group !== undefined && group.bytes + bytes > GATHER_BYTES) {
+      this.groups.delete(record.topic);
+      this.send(record.topic, group);
+      group = undefined;
+    }
+    if (group === undefined) {
+      group = { records: [], bytes: 0 };
+      this.groups.set(record.topic, group);
+    }
+    group.bytes += bytes;
+    const waiting = group.records;
+    const promise = new Promise<void>((resolve, reject) => waiting.push({ record, resolve, reject }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      process.nextTick(() => this.flush());
+    }
+    return promise;
+  }
+
+  /** Sends what waits now, without waiting for the tick (a close sends it on the producer it is closing). */
+  flush(): void {
+    this.scheduled = false;
+    for (const [topic, group] of this.groups) this.send(topic, group);
+    this.groups.clear();
+  }
+
+  private send(topic: string, group: Group<R>): void {
+    const { records } = group;
+    if (records.length === 1) {
+      const [only] = records as [Waiting<R>];
+      this.calls.one(only.record).then(only.resolve, only.reject);
+      return;
+    }
+    this.calls.many(topic, records.map((w) => w.record)).then(
+      () => { for (const w of records) w.resolve(); },
+      (error: unknown) => {
+        if (exhaustedRetriable(error)) {
+          for (const w of records) w.reject(error);
+          return;
+        }
+        void this.oneByOne(records);
+      },
+    );
+  }
+
+  /** Writes each record by itself, in the order written, each settling with its own answer. */
+  private async oneByOne(records: readonly Waiting<R>[]): Promise<void> {
+    for (const w of records) await this.calls.one(w.record).then(w.resolve, w.reject);
+  }
+}
+
+/** About the bytes `record` takes in a batch (a string header counted by its length, a close enough bound). */
+function sizeOf(record: RecordWrite): number {
+  let bytes = (record.value?.length ?? 0) + (record.key?.length ?? 0);
+  for (const name in record.headers) {
+    const value = record.headers[name];
+    bytes += name.length;
+    if (Array.isArray(value)) for (const v of value) bytes += v.length;
+    else if (value !== undefined) bytes += value.length;
+  }
+  return bytes;
+}
