@@ -6,7 +6,7 @@
  * again: the transport shell (assert open, track runs, close once), a
  * reconnecting connection, a push loop's stop and hand-over, settle-once
  * guards, holds before a requeue, reconnect back-off, connecting under a
- * deadline, reservation renewal, the pull loop, publish-outcome helpers,
+ * deadline, reservation renewal, the pull loop, batches of one run of callbacks, publish-outcome helpers,
  * secret redaction, the transport registry, and the error family. Application
  * code imports from `@babelqueue/core`.
  */
@@ -66,6 +66,8 @@ export { DEFAULT_RECONNECT_BACKOFF, reconnectDelayMs, resolveReconnectBackoff } 
 export type { ReconnectBackoff, ResolvedReconnectBackoff } from './transport/reconnect-backoff.js';
 export { pause } from './transport/pause.js';
 export { coalesceWrites } from './binding/coalesce-writes.js';
+export { TurnBatches } from './binding/turn-batches.js';
+export type { TurnBatchLimits, Waiting } from './binding/turn-batches.js';
 export { ReservationKeeper } from './transport/reservation-keeper.js';
 export type { ReservationKeeperOptions } from './transport/reservation-keeper.js';
 

@@ -1,3 +1,4 @@
+import { TurnBatches, type Waiting } from '@babelqueue/core/binding';
 import type { RecordWrite } from './delivery.js';
 import { exhaustedRetriable } from './whole-send.js';
 
@@ -9,17 +10,6 @@ import { exhaustedRetriable } from './whole-send.js';
  */
 export const GATHER_BYTES = 256 * 1024;
 
-interface Waiting<R> {
-  readonly record: R;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-interface Group<R> {
-  readonly records: Waiting<R>[];
-  bytes: number;
-}
-
 /** How the gatherer writes: several records of one topic in one produce call, or one record. */
 export interface ProduceCalls<R extends RecordWrite> {
   many(topic: string, records: readonly R[]): Promise<void>;
@@ -27,79 +17,53 @@ export interface ProduceCalls<R extends RecordWrite> {
 }
 
 /**
- * Gathers the records written to one topic in one run of callbacks (an I/O
- * event and the promise continuations it set off) into one produce call,
- * sent on process.nextTick, as Kafka's own clients batch what is sent while
- * they are busy. kafkajs otherwise sends a produce request per record, and
- * the request's encoding and round trip were most of a publisher's CPU.
+ * Gathers the records written to one topic in one run of callbacks into one
+ * produce call ({@link TurnBatches}, on process.nextTick), as Kafka's own
+ * clients batch what is sent while they are busy. kafkajs otherwise sends a
+ * produce request per record, and the request's encoding and round trip were
+ * most of a publisher's CPU.
  *
  * Each record's promise settles with its call: resolved once the call is
  * acknowledged (acks=all), rejected with its error. A call that fails with
  * an error no retry cures (a record the topic refuses, a batch over a
  * topic's smaller `max.message.bytes`) is split: each record is written
  * again by itself, in order, and settles with its own answer, so one bad
- * record never fails its neighbours. A call whose retries ran out fails every record it
- * carried (some may have been written: at-least-once, as for any failed
- * produce call). A lone record goes alone, as before.
+ * record never fails its neighbours. A call whose retries ran out fails
+ * every record it carried (some may have been written: at-least-once, as
+ * for any failed produce call). A lone record goes alone, as before.
  */
 export class GatheredWrites<R extends RecordWrite> {
-  private readonly groups = new Map<string, Group<R>>();
-  private scheduled = false;
+  private readonly batches = new TurnBatches<R>({ maxBytes: GATHER_BYTES, bytesOf: sizeOf }, (topic, batch) => this.send(topic, batch));
 
   constructor(private readonly calls: ProduceCalls<R>) {}
 
   write(record: R): Promise<void> {
-    const bytes = sizeOf(record);
-    if (bytes >= GATHER_BYTES) return this.calls.one(record);
-    let group = this.groups.get(record.topic);
-    if (group !== undefined && group.bytes + bytes > GATHER_BYTES) {
-      this.groups.delete(record.topic);
-      this.send(record.topic, group);
-      group = undefined;
-    }
-    if (group === undefined) {
-      group = { records: [], bytes: 0 };
-      this.groups.set(record.topic, group);
-    }
-    group.bytes += bytes;
-    const waiting = group.records;
-    const promise = new Promise<void>((resolve, reject) => waiting.push({ record, resolve, reject }));
-    if (!this.scheduled) {
-      this.scheduled = true;
-      process.nextTick(() => this.flush());
-    }
-    return promise;
+    return sizeOf(record) >= GATHER_BYTES ? this.calls.one(record) : this.batches.add(record.topic, record);
   }
 
   /** Sends what waits now, without waiting for the tick (a close sends it on the producer it is closing). */
   flush(): void {
-    this.scheduled = false;
-    for (const [topic, group] of this.groups) this.send(topic, group);
-    this.groups.clear();
+    this.batches.flush();
   }
 
-  private send(topic: string, group: Group<R>): void {
-    const { records } = group;
-    if (records.length === 1) {
-      const [only] = records as [Waiting<R>];
-      this.calls.one(only.record).then(only.resolve, only.reject);
+  private send(topic: string, batch: Waiting<R>[]): void {
+    if (batch.length === 1) {
+      const [only] = batch as [Waiting<R>];
+      this.calls.one(only.item).then(only.resolve, only.reject);
       return;
     }
-    this.calls.many(topic, records.map((w) => w.record)).then(
-      () => { for (const w of records) w.resolve(); },
+    this.calls.many(topic, batch.map((w) => w.item)).then(
+      () => { for (const w of batch) w.resolve(); },
       (error: unknown) => {
-        if (exhaustedRetriable(error)) {
-          for (const w of records) w.reject(error);
-          return;
-        }
-        void this.oneByOne(records);
+        if (exhaustedRetriable(error)) for (const w of batch) w.reject(error);
+        else void this.oneByOne(batch);
       },
     );
   }
 
   /** Writes each record by itself, in the order written, each settling with its own answer. */
-  private async oneByOne(records: readonly Waiting<R>[]): Promise<void> {
-    for (const w of records) await this.calls.one(w.record).then(w.resolve, w.reject);
+  private async oneByOne(batch: readonly Waiting<R>[]): Promise<void> {
+    for (const w of batch) await this.calls.one(w.item).then(w.resolve, w.reject);
   }
 }
 
