@@ -4,7 +4,8 @@ import { ConfigurationError, decodeUtf8Strict } from '@babelqueue/core';
 import { messageBytes, type Attributes } from './projection.js';
 import { isQueueMissing } from './aws-errors.js';
 import { BatchEntryError, DelayNotSupportedError, InvalidBodyError, MessageTooLargeError } from './errors.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_DELAY_SECONDS, type ResolvedOptions } from './options.js';
+import { BATCH_BYTES, BATCH_ENTRIES, GatheredSends, type Prepared } from './gathered-sends.js';
+import { MAX_DELAY_SECONDS, type ResolvedOptions } from './options.js';
 import type { QueueDirectory, QueueInfo } from './queues.js';
 
 /** One message on its way to an SQS queue. */
@@ -23,9 +24,6 @@ export interface Outgoing {
 /** The outcome of one message of {@link Sender.sendMany}, in the order given. */
 export type SendOutcome = { readonly ok: true } | { readonly ok: false; readonly error: Error };
 
-/** SendMessageBatch takes at most 10 entries and 1 MiB in total. */
-const BATCH_ENTRIES = 10;
-const BATCH_BYTES = DEFAULT_MAX_MESSAGE_BYTES;
 /** Batch calls of one `sendMany` in flight at once. */
 const BATCH_WINDOW = 8;
 
@@ -35,20 +33,32 @@ const BATCH_WINDOW = 8;
  * queues get their group and deduplication ids.
  */
 export class Sender {
+  private readonly gathered = new GatheredSends({
+    one: (info, prepared) => this.sendOne(info, prepared),
+    batch: async (info, prepared) => (await this.sendBatch(info, prepared.map((p, index) => ({ index, entry: { Id: String(index), ...p.fields } })))).map(([, outcome]) => outcome),
+  });
+
   constructor(
     private readonly client: SQSClient,
     private readonly queues: QueueDirectory,
     private readonly options: ResolvedOptions,
   ) {}
 
-  /** Sends one message; resolves once SQS has it. */
+  /**
+   * Sends one message; resolves once SQS has it. Sends to one standard queue
+   * made together go out in `SendMessageBatch` calls ({@link GatheredSends}).
+   */
   async send(queue: string, outgoing: Outgoing): Promise<void> {
     const info = await this.queues.get(queue);
-    const { fields } = this.entry(info, outgoing);
+    const prepared = this.entry(info, outgoing);
+    await (info.fifo ? this.sendOne(info, prepared) : this.gathered.send(info, prepared));
+  }
+
+  private async sendOne(info: QueueInfo, { fields }: Prepared): Promise<void> {
     try {
       await this.client.send(new SendMessageCommand({ QueueUrl: info.url, ...fields }));
     } catch (error) {
-      if (isQueueMissing(error)) this.queues.forget(queue);
+      if (isQueueMissing(error)) this.queues.forget(info.name);
       throw error;
     }
   }
@@ -128,7 +138,7 @@ export class Sender {
   }
 
   /** The SendMessage fields of one message and its size, or a clear error for what SQS would refuse. */
-  private entry(info: QueueInfo, outgoing: Outgoing): { fields: Omit<SendMessageBatchRequestEntry, 'Id'>; bytes: number } {
+  private entry(info: QueueInfo, outgoing: Outgoing): Prepared {
     const body = sqsText(outgoing.body);
     const attributes = outgoing.attributes;
     const bytes = messageBytes(outgoing.body.length, attributes);
