@@ -51,6 +51,11 @@ export class GatheredSends {
     return this.batches.add(info.url, { info, prepared });
   }
 
+  /** Sends what waits now (a close sends it before the client goes). */
+  flush(): void {
+    this.batches.flush();
+  }
+
   private dispatch(batch: Waiting<Send>[]): void {
     const alone = ({ item, resolve, reject }: Waiting<Send>) => void this.calls.one(item.info, item.prepared).then(resolve, reject);
     if (batch.length === 1) return alone(batch[0]!);

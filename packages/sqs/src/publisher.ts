@@ -54,6 +54,11 @@ export class Sender {
     await (info.fifo ? this.sendOne(info, prepared) : this.gathered.send(info, prepared));
   }
 
+  /** Sends what waits to be gathered now (before a close destroys the client). */
+  flush(): void {
+    this.gathered.flush();
+  }
+
   private async sendOne(info: QueueInfo, { fields }: Prepared): Promise<void> {
     try {
       await this.client.send(new SendMessageCommand({ QueueUrl: info.url, ...fields }));

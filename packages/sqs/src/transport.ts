@@ -276,7 +276,10 @@ export class SqsTransport implements Transport {
    * longer than the settlements in flight take to fail.
    */
   close(): Promise<void> {
-    return this.lifecycle.close(() => this.connection.destroy());
+    return this.lifecycle.close(() => {
+      this.sender.flush();
+      this.connection.destroy();
+    });
   }
 
   /**
