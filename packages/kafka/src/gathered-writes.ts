@@ -1,6 +1,6 @@
 import { TurnBatches, type Waiting } from '@babelqueue/core/binding';
 import type { RecordWrite } from './delivery.js';
-import { exhaustedRetriable } from './whole-send.js';
+import { refusedByBroker } from './whole-send.js';
 
 /**
  * The most bytes (values, keys and headers) one gathered produce call
@@ -24,13 +24,14 @@ export interface ProduceCalls<R extends RecordWrite> {
  * most of a publisher's CPU.
  *
  * Each record's promise settles with its call: resolved once the call is
- * acknowledged (acks=all), rejected with its error. A call that fails with
- * an error no retry cures (a record the topic refuses, a batch over a
- * topic's smaller `max.message.bytes`) is split: each record is written
- * again by itself, in order, and settles with its own answer, so one bad
- * record never fails its neighbours. A call whose retries ran out fails
- * every record it carried (some may have been written: at-least-once, as
- * for any failed produce call). A lone record goes alone, as before.
+ * acknowledged (acks=all), rejected with its error. A call the broker
+ * refused with an error no retry cures (a record the topic refuses, a batch
+ * over a topic's smaller `max.message.bytes`) is split: each record is
+ * written again by itself, in order, and settles with its own answer, so one
+ * bad record never fails its neighbours. Any other failure (retries ran out,
+ * no connection) fails every record the call carried at once (some may have
+ * been written: at-least-once, as for any failed produce call). A lone
+ * record goes alone, as before.
  */
 export class GatheredWrites<R extends RecordWrite> {
   private readonly batches = new TurnBatches<R>({ maxBytes: GATHER_BYTES, bytesOf: sizeOf }, (topic, batch) => this.send(topic, batch));
@@ -55,8 +56,8 @@ export class GatheredWrites<R extends RecordWrite> {
     this.calls.many(topic, batch.map((w) => w.item)).then(
       () => { for (const w of batch) w.resolve(); },
       (error: unknown) => {
-        if (exhaustedRetriable(error)) for (const w of batch) w.reject(error);
-        else void this.oneByOne(batch);
+        if (refusedByBroker(error)) void this.oneByOne(batch);
+        else for (const w of batch) w.reject(error);
       },
     );
   }

@@ -46,6 +46,19 @@ export const PRODUCER_RETRY: RetryOptions = { retries: 0 };
  * KafkaJSNumberOfRetriesExceeded, and one no retry can cure (a refused
  * record, a denied topic) as KafkaJSNonRetriableError.
  */
-export function exhaustedRetriable(error: unknown): boolean {
+function exhaustedRetriable(error: unknown): boolean {
   return (error as { name?: unknown } | null)?.name === 'KafkaJSNumberOfRetriesExceeded';
+}
+
+/**
+ * A produce call the broker answered with an error no retry cures (a record
+ * the topic refuses, a batch over its `max.message.bytes`, a denied topic):
+ * the broker's KafkaJSProtocolError, which kafkajs rejects as is or wrapped in
+ * a KafkaJSNonRetriableError. Not a connection that could not be made, which
+ * fails every record alike.
+ */
+export function refusedByBroker(error: unknown): boolean {
+  const { name, retriable, cause } = (error ?? {}) as { name?: unknown; retriable?: unknown; cause?: { name?: unknown } };
+  if (name === 'KafkaJSProtocolError') return retriable === false;
+  return name === 'KafkaJSNonRetriableError' && cause?.name === 'KafkaJSProtocolError';
 }

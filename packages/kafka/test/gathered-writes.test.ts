@@ -64,8 +64,20 @@ describe('writes of one run of callbacks go out in one produce call per topic (G
     assert.deepEqual(calls, [{ kind: 'many', ns: [1, 2] }]);
   });
 
-  it('a call refused with an error no retry cures is split: each record is written by itself, in order, and settles with its own answer', async () => {
-    const refused = kafkaError('KafkaJSNonRetriableError');
+  it('a call that failed for want of a connection fails every record at once, without writing them one by one', async () => {
+    const unreachable = Object.assign(kafkaError('KafkaJSNonRetriableError'), { cause: kafkaError('KafkaJSConnectionError') });
+    const { calls, produce } = recording(async () => {
+      throw unreachable;
+    });
+    const gathered = new GatheredWrites<KafkaRecord>(produce);
+    const outcomes = await Promise.allSettled([gathered.write(record('a', 1)), gathered.write(record('a', 2))]);
+    assert.deepEqual(outcomes.map((o) => o.status === 'rejected' && o.reason === unreachable), [true, true]);
+    assert.deepEqual(calls, [{ kind: 'many', ns: [1, 2] }]);
+  });
+
+  it('a call the broker refused with an error no retry cures is split: each record is written by itself, in order, and settles with its own answer', async () => {
+    // What kafkajs rejects a refused produce call with (its retries are off): the broker's error, not retriable.
+    const refused = Object.assign(kafkaError('KafkaJSProtocolError'), { retriable: false });
     const { calls, produce } = recording(async (records) => {
       if (records.length > 1 || nOf(records[0]!) === 2) throw refused;
     });

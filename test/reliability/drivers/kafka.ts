@@ -14,13 +14,24 @@ export const brokers = (url: string) => url.replace(/^kafka:\/\//, '').split(/[/
 const groupOf = (queue: string) => `${queue}.group`;
 const reinjectGroupOf = (queue: string) => `${queue}.reinject`;
 
+/**
+ * How long one inspection may take. A kafkajs admin call once never answered (a CI run's chaos
+ * loop waited half an hour on a lag read); past this it fails, and the callers read again.
+ */
+const ADMIN_DEADLINE_MS = 60_000;
+
 export async function admin<T>(target: DriverTarget, work: (admin: ReturnType<Kafka['admin']>) => Promise<T>): Promise<T> {
   const client = new Kafka({ brokers: brokers(target.url), clientId: 'reliability-inspector', logLevel: logLevel.NOTHING }).admin();
-  await client.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = (ms: number, what: string) => new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the Kafka admin did not ${what} within ${ms} ms`)), ms);
+  });
   try {
-    return await work(client);
+    return await Promise.race([client.connect().then(() => work(client)), deadline(ADMIN_DEADLINE_MS, 'answer')]);
   } finally {
-    await client.disconnect();
+    clearTimeout(timer);
+    await Promise.race([client.disconnect(), deadline(10_000, 'disconnect')]).catch(() => undefined);
+    clearTimeout(timer);
   }
 }
 
