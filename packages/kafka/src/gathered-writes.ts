@@ -38,8 +38,9 @@ export class GatheredWrites<R extends RecordWrite> {
 
   constructor(private readonly calls: ProduceCalls<R>) {}
 
+  /** A record of GATHER_BYTES or more is a batch of its own (the batches' byte limit), so it goes alone. */
   write(record: R): Promise<void> {
-    return sizeOf(record) >= GATHER_BYTES ? this.calls.one(record) : this.batches.add(record.topic, record);
+    return this.batches.add(record.topic, record);
   }
 
   /** Sends what waits now, without waiting for the tick (a close sends it on the producer it is closing). */

@@ -42,7 +42,7 @@ describe('writes of one run of callbacks go out in one produce call per topic (G
     assert.deepEqual(calls, [{ kind: 'one', ns: [1] }, { kind: 'many', ns: [2, 4] }, { kind: 'one', ns: [3] }]);
   });
 
-  it(`no call carries more than ${GATHER_BYTES} bytes, and a record that size or larger goes by itself at once`, async () => {
+  it(`no call carries more than ${GATHER_BYTES} bytes, and a record that size or larger goes by itself, after the records written before it`, async () => {
     const { calls, produce } = recording();
     const gathered = new GatheredWrites<KafkaRecord>(produce);
     const quarter = GATHER_BYTES / 4;
@@ -50,30 +50,24 @@ describe('writes of one run of callbacks go out in one produce call per topic (G
       ...Array.from({ length: 6 }, (_, n) => gathered.write(record('a', n, quarter - 100))),
       gathered.write(record('a', 9, GATHER_BYTES)),
     ]);
-    assert.deepEqual(calls, [{ kind: 'many', ns: [0, 1, 2, 3] }, { kind: 'one', ns: [9] }, { kind: 'many', ns: [4, 5] }]);
+    assert.deepEqual(calls, [{ kind: 'many', ns: [0, 1, 2, 3] }, { kind: 'many', ns: [4, 5] }, { kind: 'one', ns: [9] }]);
   });
 
-  it('a call whose retries ran out fails every record it carried, without writing them again one by one', async () => {
-    const exhausted = kafkaError('KafkaJSNumberOfRetriesExceeded');
-    const { calls, produce } = recording(async () => {
-      throw exhausted;
+  const failsWhole = [
+    { why: 'its retries ran out', error: kafkaError('KafkaJSNumberOfRetriesExceeded') },
+    { why: 'want of a connection', error: Object.assign(kafkaError('KafkaJSNonRetriableError'), { cause: kafkaError('KafkaJSConnectionError') }) },
+  ];
+  for (const { why, error } of failsWhole) {
+    it(`a call that failed for ${why} fails every record it carried at once, without writing them one by one`, async () => {
+      const { calls, produce } = recording(async () => {
+        throw error;
+      });
+      const gathered = new GatheredWrites<KafkaRecord>(produce);
+      const outcomes = await Promise.allSettled([gathered.write(record('a', 1)), gathered.write(record('a', 2))]);
+      assert.deepEqual(outcomes.map((o) => o.status === 'rejected' && o.reason === error), [true, true]);
+      assert.deepEqual(calls, [{ kind: 'many', ns: [1, 2] }]);
     });
-    const gathered = new GatheredWrites<KafkaRecord>(produce);
-    const outcomes = await Promise.allSettled([gathered.write(record('a', 1)), gathered.write(record('a', 2))]);
-    assert.deepEqual(outcomes.map((o) => o.status === 'rejected' && o.reason === exhausted), [true, true]);
-    assert.deepEqual(calls, [{ kind: 'many', ns: [1, 2] }]);
-  });
-
-  it('a call that failed for want of a connection fails every record at once, without writing them one by one', async () => {
-    const unreachable = Object.assign(kafkaError('KafkaJSNonRetriableError'), { cause: kafkaError('KafkaJSConnectionError') });
-    const { calls, produce } = recording(async () => {
-      throw unreachable;
-    });
-    const gathered = new GatheredWrites<KafkaRecord>(produce);
-    const outcomes = await Promise.allSettled([gathered.write(record('a', 1)), gathered.write(record('a', 2))]);
-    assert.deepEqual(outcomes.map((o) => o.status === 'rejected' && o.reason === unreachable), [true, true]);
-    assert.deepEqual(calls, [{ kind: 'many', ns: [1, 2] }]);
-  });
+  }
 
   it('a call the broker refused with an error no retry cures is split: each record is written by itself, in order, and settles with its own answer', async () => {
     // What kafkajs rejects a refused produce call with (its retries are off): the broker's error, not retriable.
