@@ -26,7 +26,7 @@
  *   send's `accepted` awaited, credit `window`; p50/p99/p99.9 from each
  *   message's due time (bench/support/latency.ts). Raw: the sender and
  *   receiver above (parse, accept, one credit per message); App: app.publish
- *   and app.consume at concurrency `window`. Two rounds, after the others.
+ *   and app.consume at concurrency `window`. Five rounds (`LATENCY_ROUNDS`), after the others.
  *
  * Three rounds, the side that goes first alternating, medians (bench/support).
  */

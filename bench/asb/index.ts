@@ -33,7 +33,7 @@
  *   its `receiveMessages(n)`, which the raw consume uses, waits up to a second
  *   after the first message when fewer than n are there, so a loop on it would
  *   measure that wait; App: app.publish + app.run at concurrency `window`.
- *   Two rounds, after the others.
+ *   Five rounds (`LATENCY_ROUNDS`), after the others.
  */
 import { ServiceBusClient } from '@azure/service-bus';
 import { silentLogger } from '@babelqueue/core';

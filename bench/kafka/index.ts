@@ -3,7 +3,7 @@
  * the same commit policy, on the same broker, in one run. JSON out.
  *
  *   BABELQUEUE_KAFKA_URL=kafka://127.0.0.1:9092 \
- *     node --conditions=source --import tsx bench/kafka/index.ts [messages=20000] [partitions=1] [window=100] [rate=1000] [modes=all] [rounds=3]
+ *     node --conditions=source --import tsx bench/kafka/index.ts [messages=20000] [partitions=1] [window=100] [rate=1000] [modes=all] [rounds=5]
  *
  * `modes` is a comma list of produce, publishMany, consume, consumeBindingOnly,
  * latency (default all). The topics the consume modes read are filled
@@ -49,7 +49,7 @@ const WINDOW = Number(process.argv[4] ?? 100);
 const RATE = Number(process.argv[5] ?? 1000);
 const LATENCY_N = RATE * 3;
 const MODES = new Set((process.argv[6] ?? 'produce,publishMany,consume,consumeBindingOnly,latency').split(','));
-const ROUNDS = Number(process.argv[7] ?? 3);
+const ROUNDS = Number(process.argv[7] ?? 5);
 const brokers = URL_.replace(/^kafka:\/\//, '').split(/[/?]/)[0]!.split(',');
 
 const kafka = new Kafka({ brokers, clientId: 'bq-bench', logLevel: logLevel.NOTHING });

@@ -34,7 +34,7 @@
  *   receipt awaited, pull mode with `window` permits; p50/p99/p99.9 from each
  *   message's due time (bench/support/latency.ts). Raw: the producer and
  *   consumer WebSockets above (parse, ack, one permit per message); App:
- *   app.publish and app.run at concurrency `window`. Two rounds, after
+ *   app.publish and app.run at concurrency `window`. Five rounds (`LATENCY_ROUNDS`), after
  *   the others.
  *
  * Three rounds, the side that goes first alternating, medians (bench/support).

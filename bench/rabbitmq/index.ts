@@ -24,7 +24,8 @@
  * - get: basic.get + ack, one at a time (the spec's documented mode). Raw: get,
  *   parse, ack; App: `get` mode, concurrency 1, on a tenth of the messages.
  * - latency: publish → handler at `rate` messages/s (default 1,000), confirmed
- *   publishes, prefetch `prefetch`; p50/p99/p99.9 from each message's due time.
+ *   publishes, prefetch `prefetch`; p50/p99/p99.9 from each message's due time,
+ *   after the throughput rounds (bench/support/latency.ts).
  *
  * Medians over the rounds; CPU µs per message is this process's CPU time.
  * Both sides are connected before the clock starts (raw: the connection; App:
@@ -36,7 +37,7 @@
 import { connect, type ConfirmChannel } from 'amqplib';
 import { EnvelopeCodec, silentLogger } from '@babelqueue/core';
 import { projectProperties, RabbitMqTransport } from '@babelqueue/rabbitmq';
-import { appLatency, indexOf } from '../support/latency.js';
+import { appLatency, indexOf, latencyRounds } from '../support/latency.js';
 import { OfferedLoad, type Latency } from '../support/measure.js';
 import { latencyMeasurement, printReport } from '../support/report.js';
 import { Rounds } from '../support/rounds.js';
@@ -168,7 +169,6 @@ const MODE = {
   get: 'basicGet',
 } as const;
 const rounds = new Rounds();
-const latency = { raw: [] as Latency[], app: [] as Latency[] };
 
 for (let round = 0; round < ROUNDS; round++) {
   // Alternate which side goes first, so a burst of load elsewhere does not always hit the same side.
@@ -196,7 +196,6 @@ for (let round = 0; round < ROUNDS; round++) {
         const rawBatchQueue = await fresh('raw-batch');
         await rounds.time(MODE.publishMany, 'raw', N, () => rawPublishBatched(rawBatchQueue, N));
       }
-      if (MODES.has('latency') && round < 2) latency.raw.push(await rawLatency());
     } else {
       const appQueue = await fresh('app');
       const publisher = await app(appQueue, 'consume');
@@ -223,17 +222,19 @@ for (let round = 0; round < ROUNDS; round++) {
         await rounds.time(MODE.publishMany, 'app', N, () => publishInBatches(batcher, N, PREFETCH));
         await batcher.close();
       }
-      if (MODES.has('latency') && round < 2) latency.app.push(await appSideLatency());
     }
   }
   for (const queue of queues.splice(0)) await admin.deleteQueue(queue);
 }
 
+const throughput = [...MODES].some((mode) => mode !== 'latency');
+const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
+for (const queue of queues.splice(0)) await admin.deleteQueue(queue);
 await model.close();
 
 // In consumeBindingOnly, "app" is the binding without the App runtime: RabbitMqTransport.consume acking each delivery.
 printReport({
   bench: 'rabbitmq',
   params: { messages: N, getMessages: GET_N, prefetch: PREFETCH, rounds: ROUNDS },
-  measurements: [...rounds.measurements(), ...(latency.app.length > 0 ? [latencyMeasurement('latency', RATE, latency)] : [])],
+  measurements: [...rounds.measurements(), ...(latency ? [latencyMeasurement('latency', RATE, latency)] : [])],
 });

@@ -25,7 +25,7 @@
  * - latency (per layout, mode `latency <layout> c=16`): publish → handler at
  *   `rate` messages/s (default 1,000), at most 16 in flight on the consume
  *   side; p50/p99/p99.9 from each message's due time (bench/support/latency.ts),
- *   two rounds after the others, no BullMQ side. Raw: the publish above on one
+ *   five rounds after the others, no BullMQ side. Raw: the publish above on one
  *   connection; 16 workers, each on its own connection (a blocking command
  *   holds it) doing the reliable-queue loop above, but waiting on an empty
  *   queue the raw client's way (legacy BLMOVE instead of LMOVE; zset Laravel's
@@ -384,10 +384,10 @@ for (const mode of MODES.filter((m) => m !== 'latency')) {
     }
   }
 }
-// After the rounds above, which warmed the process (so no warm-up round here).
+// After the rounds above, which warmed the process (a warm-up round only when latency runs alone).
 if (MODES.includes('latency')) {
   for (const layout of LAYOUTS) {
-    const runs = await latencyRounds(() => rawLatency(layout), () => appSideLatency(layout), false);
+    const runs = await latencyRounds(() => rawLatency(layout), () => appSideLatency(layout), MODES.every((mode) => mode === 'latency'));
     measurements.push(latencyMeasurement(`latency ${layout} c=${LATENCY_C}`, RATE, runs));
   }
 }

@@ -23,7 +23,7 @@
  *   message, the consume above at `concurrency`; p50/p99/p99.9 from each
  *   message's due time (bench/support/latency.ts), over `rate` × 10 messages.
  *   Raw: SendMessageCommand + the receive loops (parse, DeleteMessageBatch);
- *   App: app.publish + app.consume. Two rounds, after the others. The rate
+ *   App: app.publish + app.consume. Five rounds (`LATENCY_ROUNDS`), after the others. The rate
  *   defaults to 200/s, not the 1,000 of the other benches: a single send
  *   costs this process about 0.7 ms of CPU through the AWS client and
  *   ElasticMQ takes about 1,000–1,200 of them a second on the lab's 2 cores,

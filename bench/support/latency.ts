@@ -31,14 +31,23 @@ export async function appLatency(transport: Transport, queue: string, load: Offe
 export const indexOf = (body: string) => (JSON.parse(body) as { data: { i: number } }).data.i;
 
 /**
- * Two rounds of each side's latency, the side that goes first alternating.
- * With `warmUp` (a process that measured nothing before), one round of each
- * side first, not counted: a cold process (JIT, first connections) falls
- * behind the offered rate and measures its backlog, not the latency.
+ * Latency rounds per side. A round's p99 is set by its slowest few dozen
+ * messages, so one stall (a GC pause, the lab's other processes) moves it by
+ * several ms on either side; the median of five rounds is decided by no
+ * single one, where the median of two was their mean.
+ */
+export const LATENCY_ROUNDS = 5;
+
+/**
+ * {@link LATENCY_ROUNDS} rounds of each side's latency, the side that goes
+ * first alternating. With `warmUp` (a process that measured nothing before),
+ * one round of each side first, not counted: a cold process (JIT, first
+ * connections) falls behind the offered rate and measures its backlog, not
+ * the latency.
  */
 export async function latencyRounds(raw: () => Promise<Latency>, app: () => Promise<Latency>, warmUp: boolean): Promise<{ raw: Latency[]; app: Latency[] }> {
   if (warmUp) await alternate(1, [async () => void (await raw()), async () => void (await app())]);
   const runs = { raw: [] as Latency[], app: [] as Latency[] };
-  await alternate(2, [async () => void runs.raw.push(await raw()), async () => void runs.app.push(await app())]);
+  await alternate(LATENCY_ROUNDS, [async () => void runs.raw.push(await raw()), async () => void runs.app.push(await app())]);
   return runs;
 }
