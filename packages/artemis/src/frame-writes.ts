@@ -1,8 +1,9 @@
 import type { Connection } from 'rhea';
+import { writeInOnePass, type Corkable } from '@babelqueue/core/binding';
 
 /** What this module reads of rhea's (untyped) connection internals. */
 interface RheaConnection {
-  socket?: { cork(): void; uncork(): void; destroyed?: boolean };
+  socket?: Corkable;
   _process(): void;
 }
 
@@ -14,20 +15,10 @@ interface RheaConnection {
  * dispositions and credit of every settlement) and writes it in one pass, but
  * it writes each frame to the socket by itself: a publisher with a window of
  * sends in flight made a system call per message. Corking the socket for the
- * pass sends its frames together when the pass ends; nothing waits longer
- * than the pass that wrote it.
+ * pass ({@link writeInOnePass}) sends its frames together when the pass ends.
  */
 export function writeFramesTogether(connection: Connection): void {
   const target = connection as unknown as RheaConnection;
   const pass = target._process.bind(connection);
-  target._process = () => {
-    const socket = target.socket;
-    if (socket === undefined || socket.destroyed === true) return pass();
-    socket.cork();
-    try {
-      pass();
-    } finally {
-      socket.uncork();
-    }
-  };
+  target._process = () => writeInOnePass(target.socket, pass);
 }

@@ -3,21 +3,8 @@ import { describe, it } from 'node:test';
 import type { Socket } from 'node:net';
 import type { EventContext } from 'rhea';
 import { writeFramesTogether } from '../src/frame-writes.js';
+import { countSystemWrites } from '../../../test/support/system-writes.js';
 import { artemis, Raw, uniqueQueue } from './support/artemis.js';
-
-/** Counts the writes `socket` hands to the operating system (one per `_write` or `_writev`). */
-function countSystemWrites(socket: Socket): { readonly count: number } {
-  const counter = { count: 0 };
-  const target = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
-  for (const name of ['_write', '_writev'] as const) {
-    const original = target[name].bind(socket);
-    target[name] = (...args: unknown[]) => {
-      counter.count += 1;
-      return original(...args);
-    };
-  }
-  return counter;
-}
 
 describe('Artemis frames of one output pass leave in one write', { skip: artemis.skip }, () => {
   it('forty sends made in one tick reach the socket as one or two writes, and all forty are accepted intact', async () => {

@@ -65,7 +65,7 @@ export type { ConnectAttempt } from './transport/connect-within.js';
 export { DEFAULT_RECONNECT_BACKOFF, reconnectDelayMs, resolveReconnectBackoff } from './transport/reconnect-backoff.js';
 export type { ReconnectBackoff, ResolvedReconnectBackoff } from './transport/reconnect-backoff.js';
 export { pause } from './transport/pause.js';
-export { coalesceWrites } from './binding/coalesce-writes.js';
+export { coalesceWrites, writeInOnePass, type Corkable } from './binding/coalesce-writes.js';
 export { TurnBatches } from './binding/turn-batches.js';
 export type { TurnBatchLimits, Waiting } from './binding/turn-batches.js';
 export { ReservationKeeper } from './transport/reservation-keeper.js';

@@ -2,6 +2,7 @@ import { connect, type ChannelModel } from 'amqplib';
 import type { Logger } from '@babelqueue/core';
 import { ReconnectingConnection, redactCredentials } from '@babelqueue/core/binding';
 import { BROKER, BrokerUnavailableError } from './errors.js';
+import { writeFramesTogether } from './frame-writes.js';
 import type { ResolvedOptions } from './options.js';
 import { amqpUrls, maskAmqpUrl } from './url.js';
 
@@ -37,6 +38,7 @@ export class ConnectionManager extends ReconnectingConnection<ChannelModel> {
     } catch (cause) {
       throw speaksAmqp10(cause) ? this.wrongProtocol(cause) : cause;
     }
+    writeFramesTogether(model);
     const { logger } = this.settings;
     model.on('error', (error: Error) => {
       logger.warn({ broker: this.masked, error: redactCredentials(error.message, this.settings.url) }, 'RabbitMQ connection error');

@@ -30,3 +30,28 @@ export function coalesceWrites(socket: Writable): void {
   turn.corked = true;
   socket.cork();
 }
+
+/** A socket that can hold its writes back (a `net.Socket`, a `tls.TLSSocket`). */
+export interface Corkable {
+  cork(): void;
+  uncork(): void;
+  readonly destroyed?: boolean;
+}
+
+/**
+ * Runs `pass`, one synchronous pass of a client library that writes frame
+ * after frame to `socket` (rhea's output pass, amqplib's muxer), with the
+ * socket corked: the frames of the pass leave in one system call when it ends,
+ * and nothing waits longer than the pass that wrote it. Where the library
+ * gathers its writes into such a pass itself, this is exact and
+ * {@link coalesceWrites} is not needed.
+ */
+export function writeInOnePass<T>(socket: Corkable | undefined, pass: () => T): T {
+  if (socket === undefined || socket.destroyed === true) return pass();
+  socket.cork();
+  try {
+    return pass();
+  } finally {
+    socket.uncork();
+  }
+}

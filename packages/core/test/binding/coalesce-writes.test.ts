@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { Writable } from 'node:stream';
-import { coalesceWrites } from '@babelqueue/core/binding';
+import { coalesceWrites, writeInOnePass } from '@babelqueue/core/binding';
 
 /** A writable that records each call of its write path: one entry per write the socket would make. */
 function recorder() {
@@ -64,5 +64,39 @@ describe('coalesceWrites', () => {
     socket.destroy();
     server.close();
     assert.equal(received, expected.join(''));
+  });
+});
+
+describe('writeInOnePass', () => {
+  it('the writes of one pass leave in one write when it ends, and its result comes back', () => {
+    const { stream, writes } = recorder();
+    const result = writeInOnePass(stream, () => {
+      for (const text of ['a', 'b', 'c']) stream.write(text);
+      assert.deepEqual(writes, [], 'nothing leaves during the pass');
+      return 'done';
+    });
+    assert.equal(result, 'done');
+    assert.deepEqual(writes, [['a', 'b', 'c']]);
+    assert.equal(stream.writableCorked, 0);
+  });
+
+  it('a pass that throws still uncorks: what it wrote leaves, and the error goes to the caller', () => {
+    const { stream, writes } = recorder();
+    assert.throws(() => writeInOnePass(stream, () => {
+      stream.write('a');
+      throw new Error('the pass failed');
+    }), /the pass failed/);
+    assert.deepEqual(writes, [['a']]);
+    assert.equal(stream.writableCorked, 0);
+  });
+
+  it('no socket, or a destroyed one: the pass runs as it is', () => {
+    assert.equal(writeInOnePass(undefined, () => 1), 1);
+    const { stream } = recorder();
+    stream.destroy();
+    let corked = false;
+    const watched = Object.assign(stream, { cork: () => (corked = true) });
+    assert.equal(writeInOnePass(watched, () => 2), 2);
+    assert.equal(corked, false, 'a destroyed socket is not corked');
   });
 });
