@@ -1,25 +1,11 @@
 import { Socket } from 'node:net';
 
-/** Counts the writes `socket` hands to the operating system (one per `_write` or `_writev`). */
-export function countSystemWrites(socket: Socket): { readonly count: number } {
-  const counter = { count: 0 };
-  const target = socket as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
-  for (const name of ['_write', '_writev'] as const) {
-    const original = target[name].bind(socket);
-    target[name] = (...args: unknown[]) => {
-      counter.count += 1;
-      return original(...args);
-    };
-  }
-  return counter;
-}
-
 /**
- * Counts the writes every socket to `port` hands to the operating system
- * while it runs (for a client whose socket a test cannot reach); `stop()`
- * ends the count.
+ * Counts the writes the sockets `counted` picks hand to the operating system
+ * (one per `_write` or `_writev`) until `stop()`: a socket a test holds, or
+ * every socket to a port for a client whose socket it cannot reach.
  */
-export function countSystemWritesTo(port: number): { readonly count: number; stop(): void } {
+export function countSystemWrites(counted: (socket: Socket) => boolean): { readonly count: number; stop(): void } {
   const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (this: Socket, ...args: unknown[]) => unknown>;
   const originals = { _write: proto._write, _writev: proto._writev };
   const counter = {
@@ -31,7 +17,7 @@ export function countSystemWritesTo(port: number): { readonly count: number; sto
   for (const name of ['_write', '_writev'] as const) {
     const original = originals[name];
     proto[name] = function (this: Socket, ...args: unknown[]) {
-      if (this.remotePort === port) counter.count += 1;
+      if (counted(this)) counter.count += 1;
       return original.apply(this, args);
     };
   }

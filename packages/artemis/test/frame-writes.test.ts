@@ -21,9 +21,14 @@ describe('Artemis frames of one output pass leave in one write', { skip: artemis
         accepted.add(context.delivery);
         if (accepted.size === 40) resolve();
       }));
-      const writes = countSystemWrites((raw.connection as unknown as { socket: Socket }).socket);
-      for (let i = 0; i < 40; i++) sender.send({ durable: true, body: `{"i":${i}}` });
-      await allAccepted;
+      const socket = (raw.connection as unknown as { socket: Socket }).socket;
+      const writes = countSystemWrites((each) => each === socket);
+      try {
+        for (let i = 0; i < 40; i++) sender.send({ durable: true, body: `{"i":${i}}` });
+        await allAccepted;
+      } finally {
+        writes.stop();
+      }
       // rhea writes every transfer frame by itself: forty system calls without the cork.
       assert.ok(writes.count <= 2, `${writes.count} writes for forty transfers`);
       sender.close();
