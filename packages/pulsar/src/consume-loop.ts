@@ -72,11 +72,11 @@ export class ConsumeLoop implements SocketOwner {
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
     this.drain = new DrainLimits(limits);
     this.prefetch = options.receiverQueueSize !== undefined && options.receiverQueueSize > 0;
-    // Exclusive and Failover subscriptions take one consumer at a time; a drain
-    // (maxMessages: a redrive, a tool) takes in the broker's order, which
-    // several consumers of a Shared subscription would interleave.
+    // Exclusive and Failover subscriptions take one consumer at a time; a take
+    // in order (a redrive's drain) needs the broker's order, which several
+    // consumers of a Shared subscription would interleave.
     const shared = options.subscriptionType === 'Shared' || options.subscriptionType === 'Key_Shared';
-    const count = shared && limits.maxMessages === undefined ? Math.min(this.concurrency, options.consumerSockets) : 1;
+    const count = shared && limits.inOrder !== true ? Math.min(this.concurrency, options.consumerSockets) : 1;
     const path = `/ws/v2/consumer/${topicPath(topic)}/${encodeURIComponent(options.subscription)}`;
     this.sockets = Array.from({ length: count }, (_, i) => {
       const capacity = Math.floor(this.concurrency / count) + (i < this.concurrency % count ? 1 : 0);

@@ -68,7 +68,8 @@ export interface PulsarTransportOptions {
    * How many consumer WebSockets one consume loop opens on a Shared or
    * Key_Shared subscription, its concurrency split among them (a zero-queue
    * consumer fetches one message at a time). Default 16, never more than the
-   * concurrency; Exclusive and Failover subscriptions use one.
+   * concurrency; Exclusive and Failover subscriptions use one, and so does a
+   * take in order (a redrive's drain).
    */
   readonly consumerSockets?: number;
   /**

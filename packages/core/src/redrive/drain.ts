@@ -69,6 +69,8 @@ export async function drainQueue<T>(
   const consuming = transport.consume(queue, onDelivery, {
     concurrency: max,
     maxMessages: max,
+    // A take-up-to stops at a chosen record: what comes before it must come first.
+    inOrder: true,
     signal: stop.signal,
     ...(idleMs !== undefined ? { idleMs } : {}),
   });

@@ -200,6 +200,13 @@ export interface ConsumeOptions {
    */
   readonly idleMs?: number;
   /**
+   * Take deliveries in the order the broker holds them, as one consumer would.
+   * Set by a tool that stops at a chosen record (`drainQueue`: a
+   * redrive's take-up-to); a binding that spreads one loop over several
+   * consumers (Pulsar's consumer sockets) uses a single one then.
+   */
+  readonly inOrder?: boolean;
+  /**
    * Whether the runtime writes what it gives up on to a dead-letter queue on
    * this consume. The App sets it from its configuration; absent when a tool
    * consumes (redrive). A binding may use it for start-up advice (SQS: a queue

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { drainQueue, InMemoryTransport, type Decision, type Transport } from '@babelqueue/core';
+import { drainQueue, InMemoryTransport, type ConsumeOptions, type Decision, type Transport } from '@babelqueue/core';
 import { type Delivery } from '@babelqueue/core/binding';
 
 function fakeDelivery(name: string, settled: [string, Decision['kind']][]): Delivery {
@@ -49,6 +49,17 @@ describe('drainQueue: take, hold unsettled, then work', () => {
     });
     assert.equal(await result, 1);
     assert.equal(transport.broker.stats('q').inFlight, 0);
+  });
+
+  test('asks the transport to take in the broker\'s order, with the whole batch in flight', async () => {
+    let asked: ConsumeOptions | undefined;
+    const transport = scripted(async (_queue, _onDelivery, options) => {
+      asked = options;
+    });
+    await drainQueue(transport, 'q', { max: 7, idleMs: 20 }, async (taken) => taken.length);
+    assert.equal(asked?.inOrder, true);
+    assert.equal(asked?.concurrency, 7);
+    assert.equal(asked?.maxMessages, 7);
   });
 
   test('an already aborted signal takes nothing', async () => {
