@@ -85,6 +85,7 @@ class FirstConnectError extends Error {
  */
 async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => void): Promise<void> {
   const heartbeatEveryMs = Math.max(100, Math.floor(loop.sessionTimeoutMs / 10));
+  let stopping = false;
   const consumer = loop.kafka.consumer({
     groupId: loop.groupId,
     maxWaitTimeInMs: loop.maxWaitTimeMs,
@@ -92,6 +93,11 @@ async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => voi
     heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: true,
     partitionAssigners: [RangeAssigner],
+    // kafkajs restarts a crashed consumer on a timer of its own, decided after
+    // its crash handler's disconnect; a stop that lands during that disconnect
+    // shares it and returns, and the restart would then run a consumer nobody
+    // disconnects. No restart once this loop stops (kafkajs's default retries kept).
+    retry: { retries: 5, restartOnFailure: () => Promise.resolve(!stopping) },
   });
   const timers = new Set<NodeJS.Timeout>();
   const slots = new Slots(loop.concurrency);
@@ -103,7 +109,8 @@ async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => voi
     if (set === undefined) ahead.set(key, (set = new Set()));
     return set;
   };
-  let stopping = false;
+  /** A consumer back after this loop stopped (a restart begun before it): disconnect it again. */
+  const stopAgain = () => void consumer.disconnect().catch(() => undefined);
   let crashed: ((error: unknown) => void) | undefined;
   const crash = new Promise<never>((_resolve, reject) => {
     crashed = reject;
@@ -111,6 +118,7 @@ async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => voi
   crash.catch(() => undefined);
 
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    if (stopping) return stopAgain();
     const assigned = event.payload.memberAssignment;
     // A revoked partition's new owner handles its uncommitted records; forget them here.
     for (const key of ahead.keys()) {
@@ -137,6 +145,7 @@ async function runConsumer(loop: ConsumerLoop, first: boolean, joined: () => voi
     // does that, and this consumer never leaves this function and never seeks, so
     // it is asked once per batch (kafkajs builds a JSON key for each call).
     if (payload.isStale()) return;
+    if (stopping) return stopAgain();
     await processPartitionBatch(
       {
         records: batch.messages,
