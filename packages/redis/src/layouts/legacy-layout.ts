@@ -38,10 +38,10 @@ const CAPABILITIES: TransportCapabilities = { delayedPublish: false, delayedRetr
 const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 1000;
 
-/** `<token>:<raw>`, the deadline member, in one allocation (the token is 32 hex characters). */
-function deadlineMember(token: string, raw: Buffer): Buffer {
+/** `<token>:<raw>`, the deadline member of the `i`th token of `tokens` ({@link reservationTokens}), in one allocation. */
+function deadlineMember(tokens: string, i: number, raw: Buffer): Buffer {
   const member = Buffer.allocUnsafe(33 + raw.length);
-  member.write(token, 0, 32, 'latin1');
+  member.write(tokens.slice(32 * i, 32 * i + 32), 0, 32, 'latin1');
   member[32] = 0x3a;
   raw.copy(member, 33);
   return member;
@@ -140,12 +140,12 @@ class LegacyReserver extends Reserver {
         lease.score,
         acks.length,
         ...acks.map((a) => a.handle),
-        ...tokens,
+        tokens,
       ]),
     )) as [number[], Buffer[]];
     const [acked, raws] = reply;
     const deliveries = raws.map((raw, i) => {
-      const member = deadlineMember(tokens[i]!, raw);
+      const member = deadlineMember(tokens, i, raw);
       // The first `slots` are the slots' (the full reservation), the rest read-ahead (the lease).
       const renew = retryAfter === null ? () => Promise.resolve(true) : renewal(this.client, this.keys.deadlines, member, retryAfter);
       const hold = new Hold([member], renew, i < want.slots ? undefined : lease.endsMs);

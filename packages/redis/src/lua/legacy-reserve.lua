@@ -5,9 +5,10 @@
 -- ARGV[3] free slots S   ARGV[4] read-ahead lease score (a few seconds out)
 -- ARGV[5] number of acks A, then A deadline members
 -- (the raw value is the member from byte 34: it is not sent twice)
--- ARGV[6 + A ..] one 32-hex token per element wanted: S for the slots, then
--- at most R for the read-ahead, of which it takes half of what is left on the
--- ready list once the slots are served (a short queue stays for other consumers).
+-- ARGV[6 + A] the tokens, one 32-hex token per element wanted, end to end in
+-- one string (one argument, not one each): S for the slots, then at most R for
+-- the read-ahead, of which it takes half of what is left on the ready list once
+-- the slots are served (a short queue stays for other consumers).
 -- A slot's member is scored by the deadline; a read-ahead member by the lease,
 -- which the consumer renews while it holds it and extends to the deadline when
 -- its handler begins, so after a crash the sweep returns it within seconds.
@@ -27,9 +28,10 @@ for i = 6, 5 + acks do
   end
 end
 
-local first = 6 + acks
+local tokens = ARGV[6 + acks] or ''
+local wanted = #tokens / 32
 local reserved = {}
-if first > #ARGV then
+if wanted == 0 then
   return {acked, reserved}
 end
 
@@ -44,18 +46,18 @@ for _, member in ipairs(due) do
   redis.call('ZREM', KEYS[3], member)
 end
 
-local last = math.min(#ARGV, first + slots - 1)
-if last < #ARGV then
+local last = math.min(wanted, slots)
+if last < wanted then
   -- Read-ahead: FIFO all the same, these are the next heads.
   local spare = math.floor((redis.call('LLEN', KEYS[1]) - slots) / 2)
-  last = math.min(#ARGV, last + math.max(0, spare))
+  last = math.min(wanted, last + math.max(0, spare))
 end
-for i = first, last do
+for i = 1, last do
   local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not raw then break end
   local score = ARGV[2]
-  if i >= first + slots then score = ARGV[4] end
-  redis.call('ZADD', KEYS[3], score, ARGV[i] .. ':' .. raw)
+  if i > slots then score = ARGV[4] end
+  redis.call('ZADD', KEYS[3], score, string.sub(tokens, 32 * i - 31, 32 * i) .. ':' .. raw)
   reserved[#reserved + 1] = raw
 end
 return {acked, reserved}
