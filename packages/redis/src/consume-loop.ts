@@ -47,7 +47,7 @@ export async function consumeLoop(
   const running = new Set<Delivery>();
   /** Fired when a slot frees, a call returns, a delivery finishes or the signal aborts. */
   const changed = new Notifier();
-  /** Fired when a call returns or the signal aborts: what ends an idle wait. */
+  /** Fired when a call brings deliveries or the signal aborts: what ends an idle wait. */
   const delivered = new Notifier();
   // An abort wakes the waits below. (Racing a never-settling abort promise in
   // every wait would pile one reaction per wait onto it until the loop ends.)
@@ -63,6 +63,8 @@ export async function consumeLoop(
   let open = true;
   let failures = 0;
   let fatal: unknown;
+  /** The last reserve filled fewer than its free slots: the ready list was empty, so the next step is a wait. */
+  let drained = false;
 
   const left = () => (maxMessages === undefined ? Infinity : maxMessages - taken - buffer.length - reserver.reserving);
   const ahead = reserver.readsAhead ? readAhead(concurrency) : 0;
@@ -84,7 +86,8 @@ export async function consumeLoop(
     deliver: (deliveries) => {
       buffer.push(...deliveries);
       changed.fire();
-      delivered.fire();
+      // An ack's call that reserved nothing leaves an idle wait to the wake-up or the poll.
+      if (deliveries.length > 0) delivered.fire();
     },
     refresh: wake,
   });
@@ -196,24 +199,28 @@ export async function consumeLoop(
       }
       const quiet = Date.now() - lastActivity;
       if (idleMs !== undefined && inFlight === 0 && quiet >= idleMs) break;
-      let got: number;
-      try {
-        got = await reserver.take(want);
-        failures = 0;
-      } catch (error) {
-        if (isFatal(error)) {
-          fatal = error;
-          break;
+      if (!drained) {
+        let got: number;
+        try {
+          got = await reserver.take(want);
+          failures = 0;
+        } catch (error) {
+          if (isFatal(error)) {
+            fatal = error;
+            break;
+          }
+          failures += 1;
+          logger.warn({ queue, error: String(error) }, 'reserve failed; retrying');
+          await pause(reconnectDelayMs(RESERVE_RETRY_BACKOFF, failures), signal);
+          continue;
         }
-        failures += 1;
-        logger.warn({ queue, error: String(error) }, 'reserve failed; retrying');
-        await pause(reconnectDelayMs(RESERVE_RETRY_BACKOFF, failures), signal);
-        continue;
+        if (got > 0) {
+          reserver.active();
+          drained = got < want.slots;
+          continue;
+        }
       }
-      if (got > 0) {
-        reserver.active();
-        continue;
-      }
+      drained = false;
       const waitMs = idleMs === undefined ? pollWaitMs : Math.max(0, Math.min(pollWaitMs, idleMs - quiet));
       await Promise.race([reserver.idle(waitMs, signal), delivered.next()]);
     }

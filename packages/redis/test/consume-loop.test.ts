@@ -66,6 +66,37 @@ for (const layout of ['legacy', 'zset'] as const) {
       await client.quit();
     });
 
+    it('an idle worker spends two script calls on a lone message: the reserve that takes it and its ack', async () => {
+      // A reserve that fills fewer than its free slots found the ready list empty: the worker
+      // waits for the next write (or the poll) instead of asking again at once, and an ack's
+      // call that reserves nothing does not end that wait. Before, a lone message cost four.
+      const q = uniqueQueue(`${layout}-lone`);
+      const { client, counter } = countingClient(b.url!);
+      const t = track(new RedisTransport({ redis: client, layout, logger: captureLogger() }));
+      const producer = track(new RedisTransport({ url: b.url!, layout, logger: captureLogger() }));
+      const stop = new AbortController();
+      let handled = 0;
+      const consuming = t.consume(q, async (d) => {
+        handled++;
+        await d.settle({ kind: 'ack' });
+      }, { concurrency: 4, signal: stop.signal });
+      await until(() => counter.scripts > 0, 20_000, 'the first (empty) reserve');
+      const before = counter.scripts;
+      const lone = 20;
+      for (let i = 0; i < lone; i++) {
+        await producer.publish({ body: envelopeBody(URN, { i }), queue: q, projection: {} as never });
+        await until(async () => handled === i + 1 && (await redis.exists(reservedKey(q))) === 0, 20_000, `message ${i} acked`, 5);
+      }
+      const calls = counter.scripts - before;
+      stop.abort();
+      await consuming;
+      // Two a message; the rest of the allowance is for polls after a stall of 100 ms or more.
+      assert.ok(calls >= 2 * lone && calls <= 2 * lone + 10, `${calls} script calls for ${lone} lone messages`);
+      await t.close();
+      await producer.close();
+      await client.quit();
+    });
+
     it('at concurrency 16 the acks ride together: about one script call per 16 messages on a deep queue', async () => {
       const q = uniqueQueue(`${layout}-c16-calls`);
       const { client, counter } = countingClient(b.url!);
