@@ -47,13 +47,17 @@ export async function consumeLoop(
   const running = new Set<Delivery>();
   /** Fired when a slot frees, a call returns, a delivery finishes or the signal aborts. */
   const changed = new Notifier();
-  /** Fired when a call brings deliveries or the signal aborts: what ends an idle wait. */
-  const delivered = new Notifier();
+  /**
+   * Ends the idle wait under way, if any: a call brought deliveries, a lease renewal returned
+   * or the signal aborted. One resolver per wait, dropped after it: a Notifier waiter would stay
+   * registered until the next delivery, one more with every poll of an idle queue.
+   */
+  let endIdle: (() => void) | undefined;
   // An abort wakes the waits below. (Racing a never-settling abort promise in
   // every wait would pile one reaction per wait onto it until the loop ends.)
   const wake = () => {
     changed.fire();
-    delivered.fire();
+    endIdle?.();
   };
   signal.addEventListener('abort', wake, { once: true });
   /** Handed over and `onDelivery` not resolved yet (running, or waiting for Redis to run its settlement). */
@@ -87,7 +91,7 @@ export async function consumeLoop(
       buffer.push(...deliveries);
       changed.fire();
       // An ack's call that reserved nothing leaves an idle wait to the wake-up or the poll.
-      if (deliveries.length > 0) delivered.fire();
+      if (deliveries.length > 0) endIdle?.();
     },
     refresh: wake,
   });
@@ -222,7 +226,14 @@ export async function consumeLoop(
       }
       drained = false;
       const waitMs = idleMs === undefined ? pollWaitMs : Math.max(0, Math.min(pollWaitMs, idleMs - quiet));
-      await Promise.race([reserver.idle(waitMs, signal), delivered.next()]);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          endIdle = resolve;
+          reserver.idle(waitMs, signal).then(resolve, reject);
+        });
+      } finally {
+        endIdle = undefined;
+      }
     }
   } finally {
     open = false;
