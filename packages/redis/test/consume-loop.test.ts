@@ -1,6 +1,7 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { queryObjects } from 'node:v8';
 import { Redis } from 'ioredis';
 import type { Delivery } from '@babelqueue/core/binding';
 import { RedisTransport } from '../src/index.js';
@@ -362,3 +363,29 @@ for (const layout of ['legacy', 'zset'] as const) {
     });
   });
 }
+
+describe('redis: the consume loop of an idle queue', { skip: b.skip }, () => {
+  afterEach(closeTransports);
+
+  it('keeps nothing from one poll to the next: an idle worker polls for hours', async () => {
+    // The zset layout polls every blockTimeoutS (Redis times out blocked clients every 100 ms),
+    // the legacy one once a second; the loop is the same. Promises alive on the heap, counted
+    // after a GC (queryObjects runs one): a wait that left a waiter behind left three a poll.
+    const q = uniqueQueue('idle-polls');
+    const { client, counter } = countingClient(b.url!);
+    const t = track(new RedisTransport({ redis: client, layout: 'zset', blockTimeoutS: 0.01, logger: captureLogger() }));
+    const stop = new AbortController();
+    const consuming = t.consume(q, (d) => d.settle({ kind: 'ack' }), { concurrency: 4, signal: stop.signal });
+    await until(() => counter.scripts >= 3, 20_000, 'the worker polling');
+    const promises = () => queryObjects(Promise, { format: 'count' }) as number;
+    const before = { promises: promises(), polls: counter.scripts };
+    await until(() => counter.scripts >= before.polls + 30, 60_000, '30 more polls');
+    const polls = counter.scripts - before.polls;
+    const grown = promises() - before.promises;
+    stop.abort();
+    await consuming;
+    assert.ok(grown < polls / 2, `${grown} more promises alive after ${polls} polls`);
+    await t.close();
+    await client.quit();
+  });
+});
