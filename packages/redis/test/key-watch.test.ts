@@ -3,6 +3,7 @@
 // ends at once instead of after up to a second.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { queryObjects } from 'node:v8';
 import { Cluster, Redis } from 'ioredis';
 import { silentLogger } from '@babelqueue/core';
 import { KeyWatch } from '../src/consume/key-watch.js';
@@ -54,6 +55,28 @@ describe('redis legacy wake-up (client-side tracking)', { skip: b.skip }, () => 
       assert.equal(await waiting, 'aborted');
       await redis.rpush(q, 'x');
       assert.equal(await watch.wait(q, 60_000, new AbortController().signal), 'not-empty');
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('a wait that times out leaves nothing registered: an idle worker waits once a second for hours', async () => {
+    const q = uniqueQueue('kw-idle');
+    const watch = new KeyWatch(client, silentLogger, { queue: q });
+    try {
+      assert.equal(await watch.wait(q, 5, new AbortController().signal), 'timeout');
+      // Promises alive on the heap, counted after a GC (queryObjects runs one).
+      const promises = () => queryObjects(Promise, { format: 'count' }) as number;
+      const before = promises();
+      for (let i = 0; i < 200; i++) assert.equal(await watch.wait(q, 5, new AbortController().signal), 'timeout');
+      const grown = promises() - before;
+      assert.ok(grown < 50, `${grown} more promises alive after 200 waits`);
+      // And a write still ends the next one.
+      const waiting = watch.wait(q, 30_000, new AbortController().signal);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await redis.rpush(q, 'x');
+      const why = await waiting;
+      assert.ok(why === 'written' || why === 'not-empty', why);
     } finally {
       watch.close();
     }

@@ -3,7 +3,6 @@ import type { Logger } from '@babelqueue/core';
 import { duplicate } from '../connection.js';
 import { disconnectClient } from '../revive.js';
 import type { RedisClient } from '../options.js';
-import { Notifier } from './signal.js';
 
 /** Why {@link KeyWatch.wait} returned. */
 export type WakeReason = 'not-empty' | 'written' | 'timeout' | 'aborted';
@@ -20,7 +19,8 @@ const INVALIDATE = '__redis__:invalidate';
  * Redis Cluster client, tracking unavailable, a connection down).
  */
 export class KeyWatch {
-  private readonly waiting = new Map<string, Notifier>();
+  /** Per key, the waits under way: each wakes when the key is written. */
+  private readonly waiting = new Map<string, Set<() => void>>();
   private reader: Redis | undefined;
   private listener: Redis | undefined;
   private starting: Promise<boolean> | undefined;
@@ -36,25 +36,32 @@ export class KeyWatch {
 
   /**
    * Resolves once `key` (a list) is written, at once when it is not empty,
-   * or after `timeoutMs`, or when `signal` aborts; says which.
+   * or after `timeoutMs`, or when `signal` aborts; says which. Nothing it
+   * registers outlives it: an idle worker waits once a second for as long as
+   * its queue stays empty.
    */
   async wait(key: string, timeoutMs: number, signal: AbortSignal): Promise<WakeReason> {
     if (signal.aborted) return 'aborted';
-    const timeout = new AbortController();
-    const onAbort = () => timeout.abort();
+    let settle!: (why: WakeReason) => void;
+    const result = new Promise<WakeReason>((resolve) => (settle = resolve));
+    const onAbort = () => settle('aborted');
+    const onWrite = () => settle('written');
     signal.addEventListener('abort', onAbort, { once: true });
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
-    const ended = new Promise<'end'>((resolve) => timeout.signal.addEventListener('abort', () => resolve('end'), { once: true }));
+    const timer = setTimeout(() => settle('timeout'), timeoutMs);
+    let listeners = this.waiting.get(key);
+    if (listeners === undefined) this.waiting.set(key, (listeners = new Set()));
+    // Listening before the read that arms the tracking: a write after it is never missed.
+    listeners.add(onWrite);
     try {
-      // Arming waits on Redis: a connection down must not stretch the sleep.
-      const woken = await Promise.race([this.arm(key), ended]);
-      if (woken === 'not-empty') return woken;
-      const why = woken === 'end' || woken === undefined ? await ended : await Promise.race([woken.next.then(() => 'written' as const), ended]);
-      if (why === 'written') return why;
-      return signal.aborted ? 'aborted' : 'timeout';
+      // The arming read is not waited for: with a connection down or a server
+      // without tracking, the timer ends the wait as the plain sleep would.
+      void this.arm(key).then((state) => state === 'not-empty' && settle(state));
+      return await result;
     } finally {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
+      listeners.delete(onWrite);
+      if (listeners.size === 0 && this.waiting.get(key) === listeners) this.waiting.delete(key);
     }
   }
 
@@ -65,21 +72,16 @@ export class KeyWatch {
   }
 
   /**
-   * Registers for `key`'s next change, then reads its length (the read arms
-   * the tracking, so a write after it is never missed). Undefined when
-   * tracking cannot be used.
+   * Reads `key`'s length on the tracked connection, which arms the tracking;
+   * `armed` when it is empty, undefined when tracking cannot be used.
    */
-  private async arm(key: string): Promise<{ next: Promise<void> } | 'not-empty' | undefined> {
+  private async arm(key: string): Promise<'armed' | 'not-empty' | undefined> {
     if (!(await this.start())) return undefined;
-    let notifier = this.waiting.get(key);
-    if (notifier === undefined) this.waiting.set(key, (notifier = new Notifier()));
-    const next = notifier.next();
     try {
-      if ((await this.reader!.llen(key)) > 0) return 'not-empty';
+      return (await this.reader!.llen(key)) > 0 ? 'not-empty' : 'armed';
     } catch {
       return undefined;
     }
-    return { next };
   }
 
   /** Opens the listener and the tracked reader once; false when tracking is not available. */
@@ -121,7 +123,7 @@ export class KeyWatch {
     if (channel.toString() !== INVALIDATE) return;
     // A null payload means the whole tracking table was flushed: wake everyone.
     const names = Array.isArray(keys) ? keys.map(String) : [...this.waiting.keys()];
-    for (const name of names) this.waiting.get(name)?.fire();
+    for (const name of names) for (const wake of this.waiting.get(name) ?? []) wake();
   }
 
   private reset(): void {
@@ -131,6 +133,6 @@ export class KeyWatch {
     this.starting = undefined;
     if (listener !== undefined) disconnectClient(listener);
     if (reader !== undefined) disconnectClient(reader);
-    for (const notifier of this.waiting.values()) notifier.fire();
+    for (const listeners of this.waiting.values()) for (const wake of listeners) wake();
   }
 }
