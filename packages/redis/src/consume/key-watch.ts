@@ -76,8 +76,9 @@ export class KeyWatch {
    * `armed` when it is empty, undefined when tracking cannot be used.
    */
   private async arm(key: string): Promise<'armed' | 'not-empty' | undefined> {
-    if (!(await this.start())) return undefined;
+    // Never rejects: nobody waits for it, and the timer ends the wait regardless.
     try {
+      if (!(await this.start())) return undefined;
       return (await this.reader!.llen(key)) > 0 ? 'not-empty' : 'armed';
     } catch {
       return undefined;
