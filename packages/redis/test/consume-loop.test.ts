@@ -70,7 +70,7 @@ for (const layout of ['legacy', 'zset'] as const) {
     it('an idle worker spends two script calls on a lone message: the reserve that takes it and its ack', async () => {
       // A reserve that fills fewer than its free slots found the ready list empty: the worker
       // waits for the next write (or the poll) instead of asking again at once, and an ack's
-      // call that reserves nothing does not end that wait. Before, a lone message cost four.
+      // call that reserves nothing does not end that wait. Before, a lone message cost three.
       const q = uniqueQueue(`${layout}-lone`);
       const { client, counter } = countingClient(b.url!);
       const t = track(new RedisTransport({ redis: client, layout, logger: captureLogger() }));

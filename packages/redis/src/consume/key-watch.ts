@@ -61,7 +61,7 @@ export class KeyWatch {
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       listeners.delete(onWrite);
-      if (listeners.size === 0 && this.waiting.get(key) === listeners) this.waiting.delete(key);
+      if (listeners.size === 0) this.waiting.delete(key);
     }
   }
 
