@@ -53,6 +53,9 @@ import { alternate, Rounds } from '../support/rounds.js';
 import { benchApp, benchQueue, DATA, encoded, publishInBatches, runUntilHandled, URN, windowed } from '../support/workload.js';
 
 const WEB = process.env.BABELQUEUE_PULSAR_URL ?? 'http://127.0.0.1:8080';
+/** The same broker's binary-protocol service, where the App's consumers connect (the lab's standalone listens on 6650). */
+const SERVICE = `pulsar://${new URL(WEB).hostname}:6650`;
+const appTransport = () => new PulsarTransport({ url: WEB, serviceUrl: SERVICE, logger: silentLogger });
 const N = Number(process.argv[2] ?? 10_000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const RATE = Number(process.argv[4] ?? 1000);
@@ -207,7 +210,7 @@ async function rawRound(): Promise<void> {
 
 async function appRound(): Promise<void> {
   const queue = await fresh('pulsar-app');
-  const app = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), queue);
+  const app = benchApp(appTransport(), queue);
   await app.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
   if (MODES.has('publish')) await rounds.time('publishConfirmed', 'app', N, () => windowed(N, WINDOW, (i) => app.publish(URN, { ...DATA, i })));
   else if (MODES.has('consume')) await rawPublish(queue);
@@ -216,10 +219,10 @@ async function appRound(): Promise<void> {
   if (MODES.has('run')) {
     const runQueue = await fresh('pulsar-app-run');
     await rawPublish(runQueue);
-    await rounds.time('run', 'app', N, () => runUntilHandled(new PulsarTransport({ url: WEB, logger: silentLogger }), runQueue, N, WINDOW));
+    await rounds.time('run', 'app', N, () => runUntilHandled(appTransport(), runQueue, N, WINDOW));
   }
   if (MODES.has('publishMany')) {
-    const batcher = benchApp(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-batch'));
+    const batcher = benchApp(appTransport(), await fresh('pulsar-app-batch'));
     await batcher.publish(URN, DATA); // opens the producer, as the raw side's open is not timed either
     await rounds.time('publishMany', 'app', N, () => publishInBatches(batcher, N, WINDOW));
     await batcher.close();
@@ -229,7 +232,7 @@ async function appRound(): Promise<void> {
 const throughput = MODES.has('publish') || MODES.has('consume') || MODES.has('run') || MODES.has('publishMany');
 if (throughput) await alternate(ROUNDS, [rawRound, appRound]);
 const appSideLatency = async () =>
-  appLatency(new PulsarTransport({ url: WEB, logger: silentLogger }), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
+  appLatency(appTransport(), await fresh('pulsar-app-latency'), new OfferedLoad(RATE, LATENCY_N), WINDOW);
 const latency = MODES.has('latency') ? await latencyRounds(rawLatency, appSideLatency, !throughput) : undefined;
 const python = MODES.has('python') ? pythonReference() : { skipped: 'not among the modes' };
 

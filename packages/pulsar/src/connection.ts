@@ -26,13 +26,18 @@ export class PulsarConnection {
 
   /** `Authorization` for the current token (a token function is asked every time). */
   async authHeaders(): Promise<Record<string, string>> {
+    if (this.options.token === undefined) return {};
+    return { Authorization: `Bearer ${await this.token()}` };
+  }
+
+  /** The current token (a token function is asked every time); only called when one is configured. */
+  async token(): Promise<string> {
     const source = this.options.token;
-    if (source === undefined) return {};
     const token = typeof source === 'function' ? await source() : source;
     if (typeof token !== 'string' || token.trim() === '') {
       throw new PulsarRefusedError(401, 'the token function returned no token');
     }
-    return { Authorization: `Bearer ${token}` };
+    return token;
   }
 
   /** The `ws(s)://` URL of a WebSocket API path such as `/ws/v2/producer/persistent/public/default/orders`. */

@@ -4,9 +4,12 @@ import { type Delivery, DrainLimits } from '@babelqueue/core/binding';
 import type { PulsarAdmin } from './admin.js';
 import type { PulsarConnection } from './connection.js';
 import { errorText } from './errors.js';
-import { ConsumerSocket, type SocketOwner } from './consumer-socket.js';
+import { BinaryConsumer, PartitionedTopicError } from './binary/binary-consumer.js';
+import type { BrokerAddress } from './binary/broker-connection.js';
+import { ConsumerSocket } from './consumer-socket.js';
 import { PulsarDelivery, type DeliveryContext } from './delivery.js';
-import type { ConsumerCommand, ConsumerMessage } from './frames.js';
+import type { ConsumerCommand } from './frames.js';
+import type { ConsumerOwner, LoopConsumer, Received } from './loop-consumer.js';
 import type { ResolvedOptions } from './options.js';
 import type { Send } from './send.js';
 import { topicPath, type Topic } from './topics.js';
@@ -22,12 +25,18 @@ export interface LoopDeps {
 }
 
 /**
- * The consumer WebSockets of one topic's subscription, in pull mode: the loop
- * grants permits for its free slots (at most `concurrency` deliveries in
- * flight, never more than `maxMessages` in all), so nothing is pushed that
- * cannot be handled.
+ * The consumers of one topic's subscription, in pull mode: the loop grants
+ * permits for its free slots (at most `concurrency` deliveries in flight,
+ * never more than `maxMessages` in all), so nothing is pushed that cannot be
+ * handled.
  *
- * By default each consumer has a zero receiver queue: the broker's WebSocket
+ * With a binary-protocol service known (`consumerProtocol: 'binary'`), one
+ * {@link BinaryConsumer} holds the permits for the whole concurrency: it
+ * prefetches them, since a consumer that goes away takes its messages back
+ * to the subscription with its TCP connection. A partitioned topic, which
+ * that consumer does not read, falls back to the consumer WebSockets below.
+ *
+ * Over the WebSocket API, each consumer by default has a zero receiver queue: the broker's WebSocket
  * service fetches a message only when a permit asks for it. A consumer that
  * service leaks (its client went away during the upgrade: apache/pulsar#4098,
  * the consumer lives on until the broker restarts) then holds nothing, where
@@ -45,12 +54,12 @@ export interface LoopDeps {
  * (Pulsar settles by message id on the subscription), and a redelivered copy
  * of a message still being handled is not handed over twice.
  */
-export class ConsumeLoop implements SocketOwner {
+export class ConsumeLoop implements ConsumerOwner {
   private readonly concurrency: number;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly stopController = new AbortController();
-  private readonly sockets: ConsumerSocket[];
-  private readonly contexts = new Map<ConsumerSocket, DeliveryContext>();
+  private sockets: LoopConsumer[];
+  private readonly contexts = new Map<LoopConsumer, DeliveryContext>();
   private readonly drain: DrainLimits;
   /** Consumers prefetch (a batch reached a zero-queue consumer, or the topic is partitioned). */
   private prefetch: boolean;
@@ -71,25 +80,48 @@ export class ConsumeLoop implements SocketOwner {
     setMaxListeners(0, this.stopController.signal);
     this.concurrency = Math.max(1, Math.floor(limits.concurrency));
     this.drain = new DrainLimits(limits);
-    this.prefetch = options.receiverQueueSize !== undefined && options.receiverQueueSize > 0;
+    const binary = options.consumerProtocol === 'binary' && options.serviceUrl !== undefined;
+    this.prefetch = binary || (options.receiverQueueSize !== undefined && options.receiverQueueSize > 0);
+    this.sockets = binary ? [this.adopt(this.binaryConsumer(options.serviceUrl as string))] : this.consumerSockets();
+  }
+
+  /** One binary-protocol consumer for the whole concurrency. */
+  private binaryConsumer(serviceUrl: string): BinaryConsumer {
+    const { options, connection, logger } = this.deps;
+    const service: BrokerAddress = {
+      url: serviceUrl,
+      tls: options.tls,
+      token: options.token === undefined ? undefined : () => connection.token(),
+    };
+    return new BinaryConsumer(service, options, logger, this.queue, this.topic.name, this.concurrency, this);
+  }
+
+  /** The consumer WebSockets, the concurrency split among them. */
+  private consumerSockets(): ConsumerSocket[] {
+    const { options } = this.deps;
     // Exclusive and Failover subscriptions take one consumer at a time; a take
     // in order (a redrive's drain) needs the broker's order, which several
     // consumers of a Shared subscription would interleave.
     const shared = options.subscriptionType === 'Shared' || options.subscriptionType === 'Key_Shared';
-    const count = shared && limits.inOrder !== true ? Math.min(this.concurrency, options.consumerSockets) : 1;
-    const path = `/ws/v2/consumer/${topicPath(topic)}/${encodeURIComponent(options.subscription)}`;
-    this.sockets = Array.from({ length: count }, (_, i) => {
+    const count = shared && this.limits.inOrder !== true ? Math.min(this.concurrency, options.consumerSockets) : 1;
+    const path = `/ws/v2/consumer/${topicPath(this.topic)}/${encodeURIComponent(options.subscription)}`;
+    return Array.from({ length: count }, (_, i) => {
       const capacity = Math.floor(this.concurrency / count) + (i < this.concurrency % count ? 1 : 0);
-      const socket = new ConsumerSocket(deps.connection, options, deps.logger, queue, path, capacity, this);
-      this.contexts.set(socket, {
-        subscriptionType: options.subscriptionType,
-        send: (target, message) => deps.send(target, message),
-        command: (command) => this.command(socket, command),
-        stopping: this.stopController.signal,
-        logger: deps.logger,
-      });
-      return socket;
+      return this.adopt(new ConsumerSocket(this.deps.connection, options, this.deps.logger, this.queue, path, capacity, this));
     });
+  }
+
+  /** Gives a consumer its deliveries' context. */
+  private adopt<C extends LoopConsumer>(consumer: C): C {
+    const { options, logger } = this.deps;
+    this.contexts.set(consumer, {
+      subscriptionType: options.subscriptionType,
+      send: (target, message) => this.deps.send(target, message),
+      command: (command) => this.command(consumer, command),
+      stopping: this.stopController.signal,
+      logger,
+    });
+    return consumer;
   }
 
   /** Consumes until stopped; resolves after every in-flight delivery settled. */
@@ -103,12 +135,18 @@ export class ConsumeLoop implements SocketOwner {
     const check = this.prefetch ? undefined : setInterval(() => void this.checkSilentSockets(), Math.ceil(this.deps.options.consumerCheckMs / 2));
     check?.unref();
     try {
-      const runs = this.sockets.map((socket) => socket.run(this.stopController.signal));
-      // A configuration failure of one socket stops them all.
-      await Promise.all(runs.map((run) => run.catch((error: unknown) => {
-        this.requestStop();
-        throw error;
-      })));
+      try {
+        await this.runConsumers();
+      } catch (error) {
+        if (!(error instanceof PartitionedTopicError) || this.stopping) throw error;
+        this.deps.logger.info(
+          { queue: this.queue },
+          'the topic is partitioned: consuming it over the WebSocket API, prefetching (the binary-protocol consumer reads one topic)',
+        );
+        this.contexts.clear();
+        this.sockets = this.consumerSockets();
+        await this.runConsumers();
+      }
     } finally {
       this.requestStop();
       clearInterval(check);
@@ -120,29 +158,38 @@ export class ConsumeLoop implements SocketOwner {
     }
   }
 
-  /** {@inheritDoc SocketOwner.wanted} */
-  wanted(socket: ConsumerSocket): number {
+  /** Runs every consumer until the stop; a configuration failure of one stops them all. */
+  private async runConsumers(): Promise<void> {
+    const runs = this.sockets.map((socket) => socket.run(this.stopController.signal));
+    await Promise.all(runs.map((run) => run.catch((error: unknown) => {
+      if (!(error instanceof PartitionedTopicError)) this.requestStop();
+      throw error;
+    })));
+  }
+
+  /** {@inheritDoc ConsumerOwner.wanted} */
+  wanted(socket: LoopConsumer): number {
     if (this.stopping) return 0;
     let elsewhere = 0;
     for (const other of this.sockets) if (other !== socket) elsewhere += other.outstanding;
     return Math.min(socket.capacity - socket.inFlight, this.drain.left() - elsewhere);
   }
 
-  /** {@inheritDoc SocketOwner.receiverQueueSize} */
-  receiverQueueSize(socket: ConsumerSocket): number {
+  /** {@inheritDoc ConsumerOwner.receiverQueueSize} */
+  receiverQueueSize(socket: LoopConsumer): number {
     const configured = this.deps.options.receiverQueueSize;
     if (configured !== undefined && configured > 0) return configured;
     return this.prefetch ? socket.capacity : 0;
   }
 
-  /** {@inheritDoc SocketOwner.zeroQueueRefused} */
+  /** {@inheritDoc ConsumerOwner.zeroQueueRefused} */
   zeroQueueRefused(): void {
     this.startPrefetching('the topic is partitioned, and Pulsar gives a partitioned topic no zero-queue consumer');
   }
 
-  /** {@inheritDoc SocketOwner.receive} */
-  receive(socket: ConsumerSocket, frame: ConsumerMessage): void {
-    if (this.inFlight.has(frame.messageId)) {
+  /** {@inheritDoc ConsumerOwner.receive} */
+  receive(socket: LoopConsumer, message: Received): void {
+    if (this.inFlight.has(message.messageId)) {
       // Redelivered after a reconnect while the first copy is still being
       // handled: its settlement (by message id) covers this copy too.
       this.deps.logger.debug({ queue: this.queue }, 'redelivered copy of a message still in flight; not handed over twice');
@@ -153,7 +200,7 @@ export class ConsumeLoop implements SocketOwner {
     this.drain.taken += 1;
     this.drain.touch();
     socket.inFlight += 1;
-    const delivery = new PulsarDelivery(this.queue, frame, this.contexts.get(socket) as DeliveryContext);
+    const delivery = new PulsarDelivery(this.queue, message, this.contexts.get(socket) as DeliveryContext);
     const job: Promise<void> = this.onDelivery(delivery)
       .catch((error: unknown) => {
         this.deps.logger.error({ queue: this.queue, error: errorText(error) }, 'delivery handler threw');
@@ -178,7 +225,7 @@ export class ConsumeLoop implements SocketOwner {
   }
 
   /** A settlement goes on the socket that carried the message, else on any open one. */
-  private command(socket: ConsumerSocket, command: ConsumerCommand): boolean {
+  private command(socket: LoopConsumer, command: ConsumerCommand): boolean {
     if (socket.command(command)) return true;
     return this.sockets.some((other) => other !== socket && other.command(command));
   }
@@ -244,14 +291,14 @@ export class ConsumeLoop implements SocketOwner {
   }
 
   /**
-   * {@inheritDoc SocketOwner.opened}
+   * {@inheritDoc ConsumerOwner.opened}
    * Consuming began: stop after `idleMs` without a delivery and with nothing in flight.
    */
   opened(): void {
     this.drain.startIdleClock(() => this.stopping, () => this.inFlight.size > 0, () => this.requestStop());
   }
 
-  /** {@inheritDoc SocketOwner.lost} While no socket is subscribed, the idle clock waits. */
+  /** {@inheritDoc ConsumerOwner.lost} While no socket is subscribed, the idle clock waits. */
   lost(): void {
     if (!this.sockets.some((socket) => socket.open)) this.drain.disarm();
   }

@@ -5,23 +5,8 @@ import { isConfigurationFailure, type PulsarConnection } from './connection.js';
 import { errorText, PulsarRefusedError } from './errors.js';
 import { sendFrame } from './frame-send.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
+import { untilStopped, type ConsumerOwner, type LoopConsumer, type Received } from './loop-consumer.js';
 import type { ResolvedOptions } from './options.js';
-
-/** What a consumer socket asks of the consume loop that owns it. */
-export interface SocketOwner {
-  /** How many more permits this socket may hold now (its free slots, within the loop's drain budget). */
-  wanted(socket: ConsumerSocket): number;
-  /** A message arrived on this socket (its permit is already counted off). */
-  receive(socket: ConsumerSocket, frame: ConsumerMessage): void;
-  /** The receiver queue to ask for on the next open: 0 unless the loop must prefetch. */
-  receiverQueueSize(socket: ConsumerSocket): number;
-  /** The broker refused a zero receiver queue (a partitioned topic): prefetch from now on. */
-  zeroQueueRefused(): void;
-  /** This socket's consumer is subscribed (a first open or a reconnect). */
-  opened(socket: ConsumerSocket): void;
-  /** This socket dropped; it opens again after a backoff. */
-  lost(socket: ConsumerSocket): void;
-}
 
 /** Pulsar's answer when a zero receiver queue meets a partitioned topic (a multi-topics consumer). */
 const ZERO_QUEUE_REFUSED = /receiver queue size needs to be greater than 0/i;
@@ -33,7 +18,7 @@ const ZERO_QUEUE_REFUSED = /receiver queue size needs to be greater than 0/i;
  * exists. The socket holds permits (pull mode) for its share of the loop's
  * concurrency; deliveries and their settlement stay with the loop.
  */
-export class ConsumerSocket {
+export class ConsumerSocket implements LoopConsumer {
   /** Permits granted on the current socket and not yet used. */
   outstanding = 0;
   /** Deliveries taken from this socket and not finished yet. */
@@ -54,7 +39,7 @@ export class ConsumerSocket {
     private readonly path: string,
     /** This socket's share of the loop's concurrency. */
     readonly capacity: number,
-    private readonly owner: SocketOwner,
+    private readonly owner: ConsumerOwner,
   ) {}
 
   /** Open now. */
@@ -70,7 +55,7 @@ export class ConsumerSocket {
    */
   async run(stopping: AbortSignal): Promise<void> {
     let connected = false;
-    const stop = stopped(stopping);
+    const stop = untilStopped(stopping);
     for (let failures = 0; !stopping.aborted; ) {
       let ws: WebSocket | 'stop';
       const opening = this.openOne();
@@ -166,7 +151,7 @@ export class ConsumerSocket {
       }
       this.outstanding = Math.max(0, this.outstanding - 1);
       this.lastActivity = Date.now();
-      this.owner.receive(this, frame as ConsumerMessage);
+      this.owner.receive(this, received(frame as ConsumerMessage));
     });
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     this.grant();
@@ -174,9 +159,16 @@ export class ConsumerSocket {
   }
 }
 
-function stopped(signal: AbortSignal): Promise<'stop'> {
-  if (signal.aborted) return Promise.resolve('stop');
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
+/** A WebSocket message frame as the loop takes it: payload decoded, publish time parsed. */
+function received(frame: ConsumerMessage): Received {
+  const stored = frame.publishTime === undefined ? Number.NaN : Date.parse(frame.publishTime);
+  return {
+    messageId: frame.messageId,
+    body: Buffer.from(frame.payload, 'base64'),
+    properties: frame.properties ?? {},
+    publishTime: Number.isFinite(stored) ? stored : undefined,
+    redeliveryCount: typeof frame.redeliveryCount === 'number' ? frame.redeliveryCount : 0,
+  };
 }
 
 /** Closes a socket and waits (briefly) for the close handshake, so commands sent before it reach the broker. */

@@ -8,7 +8,8 @@ import {
   type Logger,
 } from '@babelqueue/core';
 import { alreadySettled, type Delivery, type EnvelopeProjection, nativeSchemaVersion, NO_PROJECTION, projectPulsar, reconcilePulsarAttempts, recordProjection } from '@babelqueue/core/binding';
-import type { ConsumerCommand, ConsumerMessage } from './frames.js';
+import type { ConsumerCommand } from './frames.js';
+import type { Received } from './loop-consumer.js';
 import type { SubscriptionType } from './options.js';
 import type { Send } from './send.js';
 import { editProperties, PulsarProperty } from './projection.js';
@@ -56,16 +57,15 @@ export class PulsarDelivery implements Delivery {
 
   constructor(
     readonly queue: string,
-    frame: ConsumerMessage,
+    message: Received,
     private readonly context: DeliveryContext,
   ) {
-    this.messageId = frame.messageId;
-    this.body = Buffer.from(frame.payload, 'base64');
-    this.properties = { ...(frame.properties ?? {}) };
+    this.messageId = message.messageId;
+    this.body = message.body;
+    this.properties = { ...message.properties };
     this.headers = this.properties;
-    this.redeliveryCount = typeof frame.redeliveryCount === 'number' ? frame.redeliveryCount : 0;
-    const stored = frame.publishTime === undefined ? Number.NaN : Date.parse(frame.publishTime);
-    this.publishTime = Number.isFinite(stored) ? stored : undefined;
+    this.redeliveryCount = message.redeliveryCount;
+    this.publishTime = message.publishTime;
     const version = nativeSchemaVersion(this.properties[PulsarProperty.SCHEMA_VERSION]);
     if (version !== undefined) this.nativeSchemaVersion = version;
   }

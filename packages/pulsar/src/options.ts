@@ -32,6 +32,23 @@ export interface PulsarTransportOptions {
   readonly url: string;
   /** The broker's web service (admin + WebSocket API), when it is not the derived one. */
   readonly webServiceUrl?: string;
+  /**
+   * The binary-protocol service (`pulsar://host:6650`, `pulsar+ssl://host:6651`)
+   * when `url` is the web service: consumers then speak the binary protocol.
+   * Default: `url` itself when it is a `pulsar://` or `pulsar+ssl://` URL.
+   */
+  readonly serviceUrl?: string;
+  /**
+   * How consumers read a subscription. `binary` (the default when a service
+   * URL is known): Pulsar's binary protocol, one TCP connection per consume
+   * loop that prefetches its free slots; a consumer whose process dies takes
+   * its unacknowledged messages back to the subscription with its connection.
+   * `websocket` (the default otherwise): the web service's WebSocket API (see
+   * {@link receiverQueueSize}). Publishing, browsing and the admin calls use
+   * the web service either way, and a partitioned topic is consumed over the
+   * WebSocket API.
+   */
+  readonly consumerProtocol?: 'binary' | 'websocket';
   /** A JWT for `Authorization: Bearer` on every WebSocket and admin request. Default: the URL's `token`. */
   readonly token?: TokenSource;
   /** Default `public`. */
@@ -93,6 +110,9 @@ export interface PulsarTransportOptions {
 /** The options with every default filled in. */
 export interface ResolvedOptions {
   readonly webServiceUrl: URL;
+  /** The binary-protocol service, when known. */
+  readonly serviceUrl: string | undefined;
+  readonly consumerProtocol: 'binary' | 'websocket';
   /** The masked URL as given, for `target`. */
   readonly shownUrl: string;
   readonly token: TokenSource | undefined;
@@ -127,12 +147,22 @@ export function resolveOptions(options: PulsarTransportOptions, logger: Logger):
   if (initialPosition !== 'earliest' && initialPosition !== 'latest') {
     throw new ConfigurationError(`initialPosition must be "earliest" or "latest", got ${String(initialPosition)}`);
   }
+  const serviceUrl = options.serviceUrl === undefined ? parsed.serviceUrl : binaryService(options.serviceUrl);
+  const consumerProtocol = options.consumerProtocol ?? (serviceUrl === undefined ? 'websocket' : 'binary');
+  if (consumerProtocol !== 'binary' && consumerProtocol !== 'websocket') {
+    throw new ConfigurationError(`consumerProtocol must be "binary" or "websocket", got ${String(consumerProtocol)}`);
+  }
+  if (consumerProtocol === 'binary' && serviceUrl === undefined) {
+    throw new ConfigurationError('consumerProtocol "binary" needs the binary service: a pulsar:// url, or serviceUrl beside an http(s):// url');
+  }
   const token = options.token ?? parsed.token;
   if (token !== undefined && !(typeof token === 'function' || (typeof token === 'string' && token.trim() !== ''))) {
     throw new ConfigurationError('token must be a non-blank string or a function that returns one');
   }
   const resolved: ResolvedOptions = {
     webServiceUrl: web,
+    serviceUrl,
+    consumerProtocol,
     shownUrl: redactUrl(options.url),
     token,
     tenant: name('tenant', options.tenant ?? parsed.tenant ?? 'public'),
@@ -174,6 +204,20 @@ export function resolveOptions(options: PulsarTransportOptions, logger: Logger):
     throw new ConfigurationError(`consumerCheckMs must be an integer of at least 100, got ${String(resolved.consumerCheckMs)}`);
   }
   return resolved;
+}
+
+/** A `serviceUrl` option: a `pulsar://` or `pulsar+ssl://` URL. */
+function binaryService(raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || !(url.protocol === 'pulsar:' || url.protocol === 'pulsar+ssl:') || url.hostname === '') {
+    throw new ConfigurationError(`serviceUrl must be a pulsar:// or pulsar+ssl:// URL with a host, got ${redactUrl(String(raw))}`);
+  }
+  return `${url.protocol}//${url.hostname}:${url.port || (url.protocol === 'pulsar:' ? 6650 : 6651)}`;
 }
 
 /** A tenant, namespace or subscription name: non-blank, no `/` (it is a path segment). */

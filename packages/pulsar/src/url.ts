@@ -14,7 +14,7 @@ const DEFAULT_BINARY_TLS_PORT = 6651;
 export interface ParsedPulsarUrl {
   /** The broker's web service (`http://…` or `https://…`), where the WebSocket and admin APIs live. */
   readonly webServiceUrl: URL;
-  /** The binary-protocol service URL as written (`pulsar://…`), when the URL was one; for logs and peers. */
+  /** The binary-protocol service (`pulsar://host:port`), when the URL was one: where consumers connect. */
   readonly serviceUrl?: string;
   readonly token?: string;
   readonly tenant?: string;
@@ -28,10 +28,10 @@ const QUERY_KEYS = ['http', 'token', 'tenant', 'namespace', 'subscription', 'sub
 /**
  * Parses the URL forms the binding accepts:
  *
- * - `pulsar://host:6650`, as the Python SDK spells it (its binary-protocol
- *   service URL). The web service is derived: same host, port 8080. Another
- *   port (`pulsar://host:6651`) is refused unless `http` names the web
- *   service: it cannot be honoured over the WebSocket API, nor ignored.
+ * - `pulsar://host:6650`, as the Python SDK spells it (the binary-protocol
+ *   service, where consumers connect). The web service is derived: same host,
+ *   port 8080. Another port (`pulsar://host:16650`) is refused unless `http`
+ *   names the web service, which cannot be derived from it.
  * - `pulsar+ssl://host:6651`: TLS; the web service is `https://host:8443`.
  * - `http://host:8080` or `https://host:8443`: the web service itself.
  *
@@ -84,11 +84,11 @@ export function redactUrl(raw: string): string {
 function derivedWebService(url: URL, tls: boolean, http: string | null): URL {
   const scheme = tls ? 'https:' : 'http:';
   if (http === null || http.trim() === '') {
-    // The web service port is derived from the default binary port only: any
-    // other port was meant to be used, and this binding cannot speak the binary protocol.
+    // The web service port is derived from the default binary port only: a
+    // broker moved to another binary port says nothing of where its web service is.
     if (url.port !== '' && Number(url.port) !== (tls ? DEFAULT_BINARY_TLS_PORT : DEFAULT_BINARY_PORT)) {
       throw new ConfigurationError(
-        `${redactUrl(url.href)} names port ${url.port}, but this binding talks to Pulsar's web service (WebSocket API), not the binary protocol: ` +
+        `${redactUrl(url.href)} names port ${url.port}, and this binding also needs Pulsar's web service (publishing, the admin API): ` +
         `say where the web service is with ?http=<port> (${url.protocol}//${url.host}?http=${tls ? DEFAULT_HTTPS_PORT : DEFAULT_HTTP_PORT}) or give its ${scheme}// URL`,
       );
     }

@@ -1,17 +1,19 @@
 // Every settlement path through createApp on the lab's Pulsar, read back with a
 // raw WebSocket consumer: ack, re-publish retries, exhaustion, unknown URNs,
-// poison, the version gate, a failed DLQ write, Exclusive subscriptions.
+// poison, the version gate, a failed DLQ write, Exclusive subscriptions. Once
+// with each kind of consumer: the WebSocket API's and the binary protocol's.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createApp, withAttempts, type AppOptions } from '@babelqueue/core';
 import { projectPulsar, recordProjection } from '@babelqueue/core/binding';
 import { PulsarTransport, type PulsarTransportOptions } from '@babelqueue/pulsar';
-import { captureLogger, envelope, lab, RawPulsar, sleep, uniqueQueue } from './support/pulsar.js';
+import { captureLogger, envelope, lab, RawPulsar, serviceUrl, sleep, uniqueQueue } from './support/pulsar.js';
 import { until } from '../../../test/support/until.js';
 
 const URN = 'urn:babel:orders:created';
 
-describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
+for (const consumerProtocol of ['websocket', 'binary'] as const)
+describe(`Pulsar settlement through the App (${consumerProtocol} consumer)`, { skip: lab.skip }, () => {
   const url = lab.url!;
   const raw = new RawPulsar(url);
   const created: string[] = [];
@@ -26,7 +28,7 @@ describe('Pulsar settlement through the App', { skip: lab.skip }, () => {
 
   function app(queue: string, options: Partial<AppOptions> = {}, transportOptions: Partial<PulsarTransportOptions> = {}) {
     const logger = captureLogger();
-    const transport = new PulsarTransport({ url, negativeAckRedeliveryDelayMs: 100, logger, ...transportOptions });
+    const transport = new PulsarTransport({ url, serviceUrl, consumerProtocol, negativeAckRedeliveryDelayMs: 100, logger, ...transportOptions });
     return { app: createApp({ transport, queue, logger, ...options }), transport, logger };
   }
 

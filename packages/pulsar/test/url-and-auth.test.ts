@@ -43,7 +43,7 @@ describe('Pulsar URLs', () => {
     ['pulsar://h?http=70000', /1-65535/],
     ['not a url', /not a valid Pulsar URL/],
     // A port the binding would not use is refused, not silently replaced by 8080.
-    ['pulsar://h:6651', /names port 6651, but this binding talks to Pulsar's web service.*\?http=8080/],
+    ['pulsar://h:6651', /names port 6651, and this binding also needs Pulsar's web service.*\?http=8080/],
     ['pulsar+ssl://h:6650', /names port 6650.*\?http=8443/],
   ] as const) {
     it(`refuses ${url}`, () => assert.throws(() => parsePulsarUrl(url), (e: Error) => e instanceof ConfigurationError && message.test(e.message)));

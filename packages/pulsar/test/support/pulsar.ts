@@ -251,3 +251,6 @@ function queueFrames(ws: WebSocket): (timeoutMs: number, what: string) => Promis
     });
   };
 }
+
+/** The lab broker's binary-protocol service (the standalone listens on 6650 beside its web service). */
+export const serviceUrl = lab.url === undefined ? undefined : `pulsar://${new URL(lab.url).hostname}:6650`;

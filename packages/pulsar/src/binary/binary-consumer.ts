@@ -1,0 +1,329 @@
+import { randomBytes } from 'node:crypto';
+import { pause, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import { isConfigurationFailure } from '../connection.js';
+import { errorText } from '../errors.js';
+import type { ConsumerCommand } from '../frames.js';
+import { untilStopped, type ConsumerOwner, type LoopConsumer } from '../loop-consumer.js';
+import type { ResolvedOptions } from '../options.js';
+import type { BrokerAddress, BrokerConnection, ConsumerHandler } from './broker-connection.js';
+import * as cmd from './commands.js';
+import type { Incoming, MessageId } from './commands.js';
+import { readEntry, type Entry } from './entry.js';
+import type { MessagePayload } from './frames.js';
+import { connectToOwner, partitionsOf } from './lookup.js';
+
+/** The topic is partitioned: the binary consumer reads one topic, so the loop consumes it over the WebSocket API. */
+export class PartitionedTopicError extends Error {
+  override readonly name = 'PartitionedTopicError';
+}
+
+/** Consumer ids are per connection; one counter for the process keeps them apart. */
+let lastConsumerId = 0;
+
+/** A producer's batch, settled on the broker as one entry once each of its messages is. */
+interface BatchEntry {
+  readonly id: MessageId;
+  readonly settled: boolean[];
+  nacked: boolean;
+}
+
+/** What a message id handed to the loop settles. */
+interface Handle {
+  readonly id: MessageId;
+  readonly batch?: BatchEntry;
+  readonly index: number;
+}
+
+/**
+ * A consumer on Pulsar's binary protocol: one TCP connection to the broker
+ * that owns the topic, one subscription, permits for the loop's free slots.
+ * A consumer whose process dies takes its connection with it, and the broker
+ * hands everything it had not acknowledged to the other consumers: nothing
+ * stays with a consumer nobody owns (as it can in the WebSocket service,
+ * apache/pulsar#4098), so it prefetches up to its capacity.
+ *
+ * Settlements are by message id, grouped: the acknowledgements and permits
+ * of one turn of the event loop leave in one ACK and one FLOW. A producer's
+ * batch is one entry on the broker: it is acknowledged once every message
+ * of it was, and redelivered whole (after the negative-acknowledgement
+ * delay) when one of them was negatively acknowledged. An entry the binding
+ * cannot read (a compression this Node lacks, encryption, chunking, a bad
+ * checksum) is logged, never acknowledged, and redelivered after that delay.
+ */
+export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
+  outstanding = 0;
+  inFlight = 0;
+  name: string | undefined;
+  lastActivity = 0;
+  private connection: BrokerConnection | undefined;
+  private consumerId = 0;
+  private subscribed = false;
+  private checkedPartitions = false;
+  /** Message ids handed to the loop and not settled yet. */
+  private readonly handles = new Map<string, Handle>();
+  /** Batches with a message not settled yet, by entry. */
+  private readonly batches = new Map<string, BatchEntry>();
+  private acks: MessageId[] = [];
+  private permits = 0;
+  private flushQueued = false;
+  private readonly redeliveries = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly service: BrokerAddress,
+    private readonly options: ResolvedOptions,
+    private readonly logger: Logger,
+    private readonly queue: string,
+    private readonly topic: string,
+    readonly capacity: number,
+    private readonly owner: ConsumerOwner,
+  ) {}
+
+  get queueSize(): number {
+    return this.capacity;
+  }
+
+  get open(): boolean {
+    return this.subscribed && this.connection !== undefined && this.connection.isOpen;
+  }
+
+  async run(stopping: AbortSignal): Promise<void> {
+    let connected = false;
+    const stop = untilStopped(stopping);
+    for (let failures = 0; !stopping.aborted; ) {
+      let connection: BrokerConnection | 'stop';
+      const opening = this.subscribe();
+      try {
+        connection = await Promise.race([opening, stop]);
+      } catch (error) {
+        if (error instanceof PartitionedTopicError) throw error;
+        if (!connected && isConfigurationFailure(error)) throw error;
+        failures += 1;
+        this.logger.warn({ queue: this.queue, attempt: failures, error: errorText(error) }, 'cannot subscribe the Pulsar consumer; retrying');
+        await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
+        continue;
+      }
+      if (connection === 'stop') {
+        opening.then((late) => late.close(), () => undefined);
+        return;
+      }
+      if (connected) this.logger.info({ queue: this.queue }, 'Pulsar consumer reconnected');
+      connected = true;
+      failures = 0;
+      this.attach(connection);
+      this.owner.opened(this);
+      const why = await Promise.race([connection.closed.then(() => 'lost' as const), stop]);
+      if (why === 'stop') return;
+      this.detach();
+      this.owner.lost(this);
+      this.logger.warn(
+        { queue: this.queue, inFlight: this.inFlight },
+        'Pulsar consumer connection lost; reconnecting (unacknowledged messages are redelivered)',
+      );
+      failures += 1;
+      await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
+    }
+  }
+
+  async close(): Promise<void> {
+    const connection = this.connection;
+    if (connection === undefined) return;
+    this.flush();
+    for (const timer of this.redeliveries) clearTimeout(timer);
+    this.redeliveries.clear();
+    if (this.open) {
+      const consumerId = this.consumerId;
+      const closing = connection.request((id) => cmd.closeConsumer(consumerId, id)).catch(() => undefined);
+      await Promise.race([closing, delay(2000)]);
+    }
+    this.detach();
+    connection.close();
+    await Promise.race([connection.closed, delay(2000)]);
+    connection.destroy();
+  }
+
+  grant(): void {
+    const want = this.owner.wanted(this) - this.outstanding;
+    if (want <= 0 || !this.open) return;
+    this.outstanding += want;
+    this.permits += want;
+    this.queueFlush();
+  }
+
+  command(command: ConsumerCommand): boolean {
+    if (!this.open) return false;
+    if ('type' in command) {
+      if (command.type === 'permit') {
+        this.outstanding += command.permitMessages;
+        this.permits += command.permitMessages;
+        this.queueFlush();
+      } else {
+        this.settle(command.messageId, false);
+      }
+      return true;
+    }
+    this.settle(command.messageId, true);
+    return true;
+  }
+
+  drop(): void {
+    this.connection?.destroy();
+  }
+
+  /** {@inheritDoc ConsumerHandler.message} */
+  message(command: Incoming, payload: MessagePayload): void {
+    const id = command.messageId;
+    if (id === undefined) return;
+    this.lastActivity = Date.now();
+    let entry: Entry;
+    try {
+      if (!payload.checksumOk) throw new Error('its checksum does not match its bytes');
+      entry = readEntry(payload.metadata, payload.data);
+    } catch (error) {
+      this.outstanding = Math.max(0, this.outstanding - 1);
+      this.logger.error(
+        { queue: this.queue, error: errorText(error) },
+        'cannot read a message from Pulsar; it is left unacknowledged and redelivered after the negative-acknowledgement delay',
+      );
+      this.redeliverLater(id);
+      this.grant();
+      return;
+    }
+    this.outstanding = Math.max(0, this.outstanding - entry.messages.length);
+    const redeliveryCount = command.redeliveryCount ?? 0;
+    if (!entry.batched) {
+      const message = entry.messages[0];
+      if (message === undefined) return;
+      const messageId = cmd.encodeMessageId(id).toString('base64');
+      this.handles.set(messageId, { id, index: -1 });
+      this.owner.receive(this, { messageId, body: message.body, properties: message.properties, publishTime: message.publishTime, redeliveryCount });
+      return;
+    }
+    const key = entryKey(id);
+    let batch = this.batches.get(key);
+    if (batch === undefined) {
+      batch = { id: { ...id, batchIndex: -1 }, settled: entry.messages.map(() => false), nacked: false };
+      this.batches.set(key, batch);
+    }
+    for (let index = 0; index < entry.messages.length; index++) {
+      const message = entry.messages[index] as (typeof entry.messages)[number];
+      // A redelivered batch: a message settled since it first came is not handed over again.
+      if (batch.settled[index] === true) continue;
+      const messageId = cmd.encodeMessageId({ ...id, batchIndex: index }).toString('base64');
+      this.handles.set(messageId, { id, batch, index });
+      this.owner.receive(this, { messageId, body: message.body, properties: message.properties, publishTime: message.publishTime, redeliveryCount });
+    }
+    if (batch.settled.length === 0) this.finishBatch(key, batch);
+  }
+
+  /** {@inheritDoc ConsumerHandler.closedByBroker} The topic moved: look it up again. */
+  closedByBroker(): void {
+    this.logger.info({ queue: this.queue }, 'Pulsar closed the consumer (the topic moved or was unloaded); subscribing again');
+    this.connection?.destroy();
+  }
+
+  private async subscribe(): Promise<BrokerConnection> {
+    const connection = await connectToOwner(this.service, this.topic);
+    try {
+      if (!this.checkedPartitions) {
+        if ((await partitionsOf(connection, this.topic)) > 0) throw new PartitionedTopicError(`${this.topic} is partitioned`);
+        this.checkedPartitions = true;
+      }
+      const consumerId = ++lastConsumerId;
+      const name = `babelqueue-${randomBytes(6).toString('hex')}`;
+      connection.addConsumer(consumerId, this);
+      await connection.request((requestId) => cmd.subscribe({
+        topic: this.topic,
+        subscription: this.options.subscription,
+        subType: this.options.subscriptionType,
+        consumerId,
+        requestId,
+        consumerName: name,
+        earliest: this.options.initialPosition === 'earliest',
+      }));
+      this.consumerId = consumerId;
+      this.name = name;
+      return connection;
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+  }
+
+  private attach(connection: BrokerConnection): void {
+    this.connection = connection;
+    this.subscribed = true;
+    this.outstanding = 0;
+    this.permits = 0;
+    this.lastActivity = Date.now();
+    this.grant();
+  }
+
+  private detach(): void {
+    this.subscribed = false;
+    this.connection?.removeConsumer(this.consumerId);
+  }
+
+  private settle(messageId: string, ok: boolean): void {
+    const handle = this.handles.get(messageId);
+    if (handle === undefined) return;
+    this.handles.delete(messageId);
+    const { batch } = handle;
+    if (batch === undefined) {
+      if (ok) this.acks.push(handle.id);
+      else this.redeliverLater(handle.id);
+      if (ok) this.queueFlush();
+      return;
+    }
+    batch.settled[handle.index] = true;
+    if (!ok) batch.nacked = true;
+    if (batch.settled.every(Boolean)) this.finishBatch(entryKey(handle.id), batch);
+  }
+
+  private finishBatch(key: string, batch: BatchEntry): void {
+    this.batches.delete(key);
+    if (batch.nacked) {
+      this.redeliverLater(batch.id);
+      return;
+    }
+    this.acks.push(batch.id);
+    this.queueFlush();
+  }
+
+  /** Asks the broker to redeliver an entry once the negative-acknowledgement delay has passed. */
+  private redeliverLater(id: MessageId): void {
+    const timer = setTimeout(() => {
+      this.redeliveries.delete(timer);
+      if (this.open) this.connection?.send(cmd.redeliver(this.consumerId, [id]));
+    }, this.options.negativeAckRedeliveryDelayMs);
+    this.redeliveries.add(timer);
+  }
+
+  private queueFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Sends the grouped acknowledgements, then the permits. */
+  private flush(): void {
+    this.flushQueued = false;
+    const connection = this.connection;
+    if (connection === undefined || !this.open) return;
+    if (this.acks.length > 0) {
+      connection.send(cmd.ack(this.consumerId, this.acks));
+      this.acks = [];
+    }
+    if (this.permits > 0) {
+      connection.send(cmd.flow(this.consumerId, this.permits));
+      this.permits = 0;
+    }
+  }
+}
+
+function entryKey(id: MessageId): string {
+  return `${id.ledgerId}:${id.entryId}:${id.partition}`;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
