@@ -12,6 +12,7 @@ export const DRIVERS: Readonly<Record<string, () => Promise<{ default: BrokerDri
   kafka: () => import('./kafka.js'),
   sqs: () => import('./sqs.js'),
   pulsar: () => import('./pulsar.js'),
+  'pulsar-binary': () => import('./pulsar-binary.js'),
   artemis: () => import('./artemis.js'),
   asb: () => import('./asb.js'),
 };
