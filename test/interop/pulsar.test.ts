@@ -1,10 +1,11 @@
 // Interop with the Python SDK (PulsarTransport over pulsar-client, the binary
-// protocol on 6650) on the lab's Pulsar, beside our binding over the WebSocket
-// API on the same broker: topics persistent://public/default/<queue>, one
-// subscription "babelqueue" (Shared) that both sides attach to in turn, DLQ
-// `<queue>.dlq`. The lab's env names the web service (http://host:8080); the
-// Python SDK spells the binary URL, pulsar://host:6650, and our binding derives
-// the web service from that same URL.
+// protocol on 6650) on the lab's Pulsar, beside our binding on the same broker
+// (consuming on the binary protocol too, publishing over the WebSocket API):
+// topics persistent://public/default/<queue>, one subscription "babelqueue"
+// (Shared) that both sides attach to in turn, DLQ `<queue>.dlq`. The lab's env
+// names the web service (http://host:8080); the Python SDK spells the binary
+// URL, pulsar://host:6650, and our binding derives the web service from that
+// same URL.
 import assert from 'node:assert/strict';
 import { silentLogger } from '@babelqueue/core';
 import { PulsarTransport } from '@babelqueue/pulsar';

@@ -1,5 +1,5 @@
 # Three orders from Python to a BabelQueue worker over Pulsar (topic persistent://public/default/<queue>).
-# The Python SDK speaks the binary protocol (port 6650); the Node worker uses the WebSocket API (8080).
+# Both speak the binary protocol (port 6650) to consume; the Node binding publishes over the web service (8080).
 # pip install "babelqueue[pulsar]"
 import os
 

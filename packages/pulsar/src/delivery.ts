@@ -20,7 +20,7 @@ export interface DeliveryContext {
   readonly subscriptionType: SubscriptionType;
   /** Sends a message to a queue (or full topic name); resolves once the broker stored it. */
   send(queue: string, message: Send): Promise<void>;
-  /** Sends a command on the loop's current consumer socket; false when none is open. */
+  /** Sends a command on the loop's current consumer; false when none is subscribed. */
   command(command: ConsumerCommand): boolean;
   /** Aborted when the loop stops: a retry still waiting out its delay is left unsettled. */
   readonly stopping: AbortSignal;
@@ -34,10 +34,10 @@ const NOT_ON_GATED = [PulsarProperty.ATTEMPTS, PulsarProperty.SCHEMA_VERSION, Pu
 
 /**
  * One message from a Pulsar subscription. Settled exactly once, by message id,
- * on the consume loop's current WebSocket: acknowledged, negatively
+ * on the consume loop's current consumer: acknowledged, negatively
  * acknowledged (redelivered after the configured delay), or, for a retry,
  * re-published to the same topic and acknowledged only after the copy is
- * stored. With no socket open at that moment the settlement is skipped and
+ * stored. With no consumer subscribed at that moment the settlement is skipped and
  * logged: Pulsar redelivers the message (at-least-once), nothing is acked that
  * was not handled.
  */
@@ -95,7 +95,7 @@ export class PulsarDelivery implements Delivery {
         return this.deadLetter(decision.queue, decision.record, decision.reason);
       case 'unsettled':
         if (this.context.stopping.aborted) {
-          // Shutting down: the socket closes once in-flight deliveries are done
+          // Shutting down: the consumer closes once in-flight deliveries are done
           // and Pulsar hands the message on as it is, without counting a
           // redelivery as a negative acknowledgement would on Shared.
           this.settled = true;
@@ -193,7 +193,7 @@ export class PulsarDelivery implements Delivery {
     if (!this.context.command(command)) {
       this.context.logger.warn(
         { queue: this.queue, settle: how },
-        'the consumer WebSocket is down; the settlement is skipped and Pulsar redelivers the message',
+        'the Pulsar consumer is not subscribed; the settlement is skipped and Pulsar redelivers the message',
       );
     }
   }

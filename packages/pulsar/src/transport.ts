@@ -31,15 +31,16 @@ import { PULSAR_CAPABILITIES, PULSAR_RULES } from './rules.js';
 import { topicOf, type Topic } from './topics.js';
 
 /**
- * The Apache Pulsar binding over Pulsar's WebSocket API (served by the broker's
- * web service; the native client cannot be installed everywhere, and `ws` is
- * all this needs).
+ * The Apache Pulsar binding: consumers on Pulsar's binary protocol when its
+ * service URL is known (the binding's own client; the native one cannot be
+ * installed everywhere), publishing and the admin tasks over the broker's web
+ * service (the WebSocket API with `ws`, the REST admin API).
  *
  * - Publishes the envelope bytes to `persistent://<tenant>/<namespace>/<queue>`
  *   with the `bq-` string properties, and resolves only on the broker's send
  *   receipt (the message is stored). Delays ride `deliverAfterMs` and `bq-delay`.
  * - Consumes a subscription (`babelqueue`, Shared, by default) in pull mode with
- *   at most `concurrency` messages in flight, reconnecting when the socket drops.
+ *   at most `concurrency` messages in flight, reconnecting when the connection drops.
  * - Executes settlement decisions: a retry re-publishes the copy with the new
  *   attempts and acknowledges the original once the copy is stored; a
  *   dead-letter record is stored in `<queue>.dlq` before the ack.
