@@ -92,6 +92,9 @@ export class ConsumeLoop implements ConsumerOwner {
       url: serviceUrl,
       tls: options.tls,
       token: options.token === undefined ? undefined : () => connection.token(),
+      reached: (ok) => {
+        connection.reachable = ok;
+      },
     };
     return new BinaryConsumer(service, options, logger, this.queue, this.topic.name, this.concurrency, this);
   }

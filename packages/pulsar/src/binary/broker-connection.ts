@@ -22,6 +22,8 @@ export interface BrokerAddress {
   readonly token: (() => Promise<string>) | undefined;
   /** Through a proxy: the broker the proxy connects this connection to. */
   readonly proxyToBrokerUrl?: string;
+  /** Told whether each open reached the broker (the transport's `connected`). */
+  readonly reached?: (ok: boolean) => void;
 }
 
 /** What a consumer on a connection is told. */
@@ -90,8 +92,10 @@ export class BrokerConnection {
       await connected;
     } catch (error) {
       socket.destroy();
+      if (error instanceof BrokerUnavailableError && !(error instanceof PulsarRefusedError)) address.reached?.(false);
       throw error;
     }
+    address.reached?.(true);
     return connection;
   }
 
