@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { pause, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import type { Logger } from '@babelqueue/core';
 import { isConfigurationFailure, type PulsarConnection } from './connection.js';
-import { errorText, PulsarRefusedError } from './errors.js';
+import { PulsarRefusedError } from './errors.js';
 import { sendFrame } from './frame-send.js';
 import { parseFrame, type ConsumerCommand, type ConsumerMessage } from './frames.js';
-import { untilStopped, type ConsumerOwner, type LoopConsumer, type Received } from './loop-consumer.js';
+import { keepSubscribed } from './keep-subscribed.js';
+import type { ConsumerOwner, LoopConsumer, Received } from './loop-consumer.js';
 import type { ResolvedOptions } from './options.js';
 
 /** Pulsar's answer when a zero receiver queue meets a partitioned topic (a multi-topics consumer). */
@@ -54,47 +55,24 @@ export class ConsumerSocket implements LoopConsumer {
    * credentials, a certificate that does not verify).
    */
   async run(stopping: AbortSignal): Promise<void> {
-    let connected = false;
-    const stop = untilStopped(stopping);
-    for (let failures = 0; !stopping.aborted; ) {
-      let ws: WebSocket | 'stop';
-      const opening = this.openOne();
-      try {
-        // A stop does not wait for a handshake that hangs (a black-holed broker).
-        ws = await Promise.race([opening, stop]);
-      } catch (error) {
-        if (!connected && isConfigurationFailure(error)) throw error;
+    await keepSubscribed(this, this.owner, {
+      open: () => this.openOne(),
+      refused: (error, connectedBefore) => {
+        if (!connectedBefore && isConfigurationFailure(error)) throw error;
         if (error instanceof PulsarRefusedError && ZERO_QUEUE_REFUSED.test(error.message) && this.queueSize === 0) {
           this.owner.zeroQueueRefused();
-          continue;
+          return true;
         }
-        failures += 1;
-        this.logger.warn({ queue: this.queue, attempt: failures, error: errorText(error) }, 'cannot open the Pulsar consumer WebSocket; retrying');
-        await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
-        continue;
-      }
-      if (ws === 'stop') {
-        // Closed once open rather than dropped mid-handshake, which can leave
-        // the broker's WebSocket service a consumer no socket owns (apache/pulsar#4098).
-        opening.then((late) => void closeGently(late), () => undefined);
-        return;
-      }
-      if (connected) this.logger.info({ queue: this.queue }, 'Pulsar consumer WebSocket reconnected');
-      connected = true;
-      failures = 0;
-      const closed = this.attach(ws);
-      this.owner.opened(this);
-      const why = await Promise.race([closed.then(() => 'lost' as const), stop]);
-      if (why === 'stop') return;
-      this.ws = undefined;
-      this.owner.lost(this);
-      this.logger.warn(
-        { queue: this.queue, inFlight: this.inFlight },
-        'Pulsar consumer WebSocket lost; reconnecting (unacknowledged messages are redelivered)',
-      );
-      failures += 1;
-      await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
-    }
+        return false;
+      },
+      attach: (ws) => this.attach(ws),
+      detach: () => {
+        this.ws = undefined;
+      },
+      // Closed once open rather than dropped mid-handshake, which can leave
+      // the broker's WebSocket service a consumer no socket owns (apache/pulsar#4098).
+      discard: (late) => void closeGently(late),
+    }, stopping, { logger: this.logger, queue: this.queue, reconnect: this.options.reconnect, what: 'Pulsar consumer WebSocket' });
   }
 
   /** Closes the socket gently, so commands sent before it reach the broker. */

@@ -65,9 +65,3 @@ export interface ConsumerOwner {
   /** This consumer dropped; it subscribes again after a backoff. */
   lost(consumer: LoopConsumer): void;
 }
-
-/** Resolves `'stop'` once `signal` aborts: raced against a consumer's open and its connection. */
-export function untilStopped(signal: AbortSignal): Promise<'stop'> {
-  if (signal.aborted) return Promise.resolve('stop');
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve('stop'), { once: true }));
-}

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { pause, reconnectDelayMs, type Logger } from '@babelqueue/core';
+import type { Logger } from '@babelqueue/core';
 import { isConfigurationFailure } from '../connection.js';
 import { errorText } from '../errors.js';
 import type { ConsumerCommand } from '../frames.js';
-import { untilStopped, type ConsumerOwner, type LoopConsumer } from '../loop-consumer.js';
+import { keepSubscribed } from '../keep-subscribed.js';
+import type { ConsumerOwner, LoopConsumer } from '../loop-consumer.js';
 import type { ResolvedOptions } from '../options.js';
 import type { BrokerAddress, BrokerConnection, ConsumerHandler } from './broker-connection.js';
 import * as cmd from './commands.js';
@@ -87,41 +88,20 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
   }
 
   async run(stopping: AbortSignal): Promise<void> {
-    let connected = false;
-    const stop = untilStopped(stopping);
-    for (let failures = 0; !stopping.aborted; ) {
-      let connection: BrokerConnection | 'stop';
-      const opening = this.subscribe();
-      try {
-        connection = await Promise.race([opening, stop]);
-      } catch (error) {
+    await keepSubscribed(this, this.owner, {
+      open: () => this.subscribe(),
+      refused: (error, connectedBefore) => {
         if (error instanceof PartitionedTopicError) throw error;
-        if (!connected && isConfigurationFailure(error)) throw error;
-        failures += 1;
-        this.logger.warn({ queue: this.queue, attempt: failures, error: errorText(error) }, 'cannot subscribe the Pulsar consumer; retrying');
-        await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
-        continue;
-      }
-      if (connection === 'stop') {
-        opening.then((late) => late.close(), () => undefined);
-        return;
-      }
-      if (connected) this.logger.info({ queue: this.queue }, 'Pulsar consumer reconnected');
-      connected = true;
-      failures = 0;
-      this.attach(connection);
-      this.owner.opened(this);
-      const why = await Promise.race([connection.closed.then(() => 'lost' as const), stop]);
-      if (why === 'stop') return;
-      this.detach();
-      this.owner.lost(this);
-      this.logger.warn(
-        { queue: this.queue, inFlight: this.inFlight },
-        'Pulsar consumer connection lost; reconnecting (unacknowledged messages are redelivered)',
-      );
-      failures += 1;
-      await pause(reconnectDelayMs(this.options.reconnect, failures), stopping);
-    }
+        if (!connectedBefore && isConfigurationFailure(error)) throw error;
+        return false;
+      },
+      attach: (connection) => {
+        this.attach(connection);
+        return connection.closed;
+      },
+      detach: () => this.detach(),
+      discard: (late) => late.close(),
+    }, stopping, { logger: this.logger, queue: this.queue, reconnect: this.options.reconnect, what: 'Pulsar consumer connection' });
   }
 
   async close(): Promise<void> {

@@ -234,19 +234,20 @@ export class BrokerConnection {
   }
 
   private settle(requestId: number, command: Incoming): void {
-    const waiting = this.pending.get(requestId);
-    if (waiting === undefined) return;
-    this.pending.delete(requestId);
-    clearTimeout(waiting.timer);
-    waiting.resolve(command);
+    this.take(requestId)?.resolve(command);
   }
 
   private fail(requestId: number, error: Error): void {
+    this.take(requestId)?.reject(error);
+  }
+
+  /** The request waiting on this id, no longer waiting. */
+  private take(requestId: number): { resolve: (command: Incoming) => void; reject: (error: Error) => void } | undefined {
     const waiting = this.pending.get(requestId);
-    if (waiting === undefined) return;
+    if (waiting === undefined) return undefined;
     this.pending.delete(requestId);
     clearTimeout(waiting.timer);
-    waiting.reject(error);
+    return waiting;
   }
 
   private lost(message: string, cause?: Error): BrokerUnavailableError {
