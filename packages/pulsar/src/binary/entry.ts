@@ -20,6 +20,13 @@ const MAX_UNCOMPRESSED = 64 * 1024 * 1024;
 /** An entry the binding cannot read: it stays on the subscription (see the consumer). */
 export class UnreadableEntryError extends Error {
   override readonly name = 'UnreadableEntryError';
+  constructor(
+    message: string,
+    /** How many messages the broker counted for it (a batch's size, when its metadata says; else 1). */
+    readonly permits = 1,
+  ) {
+    super(message);
+  }
 }
 
 interface Metadata {
@@ -39,24 +46,29 @@ export interface Entry {
   readonly messages: EntryMessage[];
 }
 
-/** Reads an entry's messages; throws an {@link UnreadableEntryError} for one it cannot read. */
-export function readEntry(metadata: Buffer, data: Buffer): Entry {
+/**
+ * Reads an entry's messages; throws an {@link UnreadableEntryError} for one it
+ * cannot read, or whose frame's checksum did not match (`checksumOk` false).
+ */
+export function readEntry(metadata: Buffer, data: Buffer, checksumOk = true): Entry {
   let meta: Metadata;
   let payload: Buffer;
   try {
     meta = readMetadata(metadata);
   } catch (error) {
-    throw new UnreadableEntryError(`message metadata that does not decode: ${(error as Error).message}`);
+    throw new UnreadableEntryError(`message metadata that does not decode${checksumOk ? '' : ' (nor does its checksum match)'}: ${(error as Error).message}`);
   }
-  if (meta.encrypted) throw new UnreadableEntryError('an encrypted message (the binding holds no decryption keys)');
-  if (meta.chunked) throw new UnreadableEntryError('a chunked message (the binding does not reassemble chunks)');
+  const permits = Math.max(1, meta.batchSize ?? 1);
+  if (!checksumOk) throw new UnreadableEntryError('its checksum does not match its bytes', permits);
+  if (meta.encrypted) throw new UnreadableEntryError('an encrypted message (the binding holds no decryption keys)', permits);
+  if (meta.chunked) throw new UnreadableEntryError('a chunked message (the binding does not reassemble chunks)', permits);
   if (meta.uncompressedSize > MAX_UNCOMPRESSED) {
-    throw new UnreadableEntryError(`a message that claims ${meta.uncompressedSize} bytes uncompressed (at most ${MAX_UNCOMPRESSED} are read)`);
+    throw new UnreadableEntryError(`a message that claims ${meta.uncompressedSize} bytes uncompressed (at most ${MAX_UNCOMPRESSED} are read)`, permits);
   }
   try {
     payload = decompress(meta.compression, data, meta.uncompressedSize);
   } catch (error) {
-    throw new UnreadableEntryError((error as Error).message);
+    throw new UnreadableEntryError((error as Error).message, permits);
   }
   const { publishTime } = meta;
   if (meta.batchSize === undefined) {
@@ -65,7 +77,7 @@ export function readEntry(metadata: Buffer, data: Buffer): Entry {
   try {
     return { batched: true, messages: readBatch(payload, meta.batchSize, publishTime) };
   } catch (error) {
-    throw new UnreadableEntryError(`a batch that does not decode: ${(error as Error).message}`);
+    throw new UnreadableEntryError(`a batch that does not decode: ${(error as Error).message}`, permits);
   }
 }
 

@@ -44,12 +44,23 @@ export class FrameError extends Error {
 
 /** Cuts a TCP stream into frames. */
 export class FrameReader {
-  private rest: Buffer | undefined;
+  /** The chunks of a frame not complete yet, and how many bytes it needs in all (0: not known yet). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private needed = 0;
 
   /** Adds a chunk; calls `onFrame` for each frame completed. Throws a {@link FrameError} for a stream that is not Pulsar's. */
   push(chunk: Buffer, onFrame: (frame: Frame) => void): void {
-    const buf = this.rest === undefined ? chunk : Buffer.concat([this.rest, chunk]);
-    this.rest = undefined;
+    let buf = chunk;
+    if (this.pendingBytes > 0) {
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
+      // A large frame comes in many chunks: they are joined once, when it is complete.
+      if (this.needed > 0 && this.pendingBytes < this.needed) return;
+      buf = Buffer.concat(this.pending, this.pendingBytes);
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
     let pos = 0;
     while (buf.length - pos >= 4) {
       const total = buf.readUInt32BE(pos);
@@ -58,7 +69,12 @@ export class FrameReader {
       onFrame(readFrame(buf, pos + 4, pos + 4 + total));
       pos += 4 + total;
     }
-    if (pos < buf.length) this.rest = pos === 0 ? buf : buf.subarray(pos);
+    if (pos < buf.length) {
+      const rest = pos === 0 ? buf : buf.subarray(pos);
+      this.pending = [rest];
+      this.pendingBytes = rest.length;
+      this.needed = rest.length >= 4 ? 4 + rest.readUInt32BE(0) : 0;
+    }
   }
 }
 
