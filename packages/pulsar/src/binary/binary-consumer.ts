@@ -4,12 +4,12 @@ import { isConfigurationFailure } from '../connection.js';
 import { errorText } from '../errors.js';
 import type { ConsumerCommand } from '../frames.js';
 import { keepSubscribed } from '../keep-subscribed.js';
-import type { ConsumerOwner, LoopConsumer } from '../loop-consumer.js';
+import type { ConsumerOwner, LoopConsumer, Received } from '../loop-consumer.js';
 import type { ResolvedOptions } from '../options.js';
 import type { BrokerAddress, BrokerConnection, ConsumerHandler } from './broker-connection.js';
 import * as cmd from './commands.js';
 import type { Incoming, MessageId } from './commands.js';
-import { readEntry, type Entry } from './entry.js';
+import { readEntry, UnreadableEntryError, type Entry, type EntryMessage } from './entry.js';
 import type { MessagePayload } from './frames.js';
 import { connectToOwner, partitionsOf } from './lookup.js';
 
@@ -21,11 +21,17 @@ export class PartitionedTopicError extends Error {
 /** Consumer ids are per connection; one counter for the process keeps them apart. */
 let lastConsumerId = 0;
 
-/** A producer's batch, settled on the broker as one entry once each of its messages is. */
+/** Where each message of a batch stands; `due`: not handed over (yet, or again after a redelivery request). */
+type Batched = 'due' | 'handed' | 'acked' | 'nacked';
+
+/**
+ * A producer's batch: one entry on the broker, acknowledged once every
+ * message of it is; while one is negatively acknowledged, the entry is asked
+ * back and only the messages not acknowledged are handed over again.
+ */
 interface BatchEntry {
   readonly id: MessageId;
-  readonly settled: boolean[];
-  nacked: boolean;
+  readonly states: Batched[];
 }
 
 /** What a message id handed to the loop settles. */
@@ -62,8 +68,14 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
   private checkedPartitions = false;
   /** Message ids handed to the loop and not settled yet. */
   private readonly handles = new Map<string, Handle>();
-  /** Batches with a message not settled yet, by entry. */
+  /** Batches not acknowledged yet, by entry. */
   private readonly batches = new Map<string, BatchEntry>();
+  /**
+   * Messages received and not handed over yet: a batch comes whole on one
+   * permit, and the loop takes no more than its free slots.
+   */
+  private waiting: Received[] = [];
+  private handingOver = false;
   private acks: MessageId[] = [];
   private permits = 0;
   private flushQueued = false;
@@ -121,9 +133,12 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
     connection.destroy();
   }
 
+  /** Hands over what waits while there are free slots, then tops the broker's permits up to the rest. */
   grant(): void {
-    const want = this.owner.wanted(this) - this.outstanding;
-    if (want <= 0 || !this.open) return;
+    this.handOver();
+    if (!this.open) return;
+    const want = this.owner.wanted(this) - this.outstanding - this.waiting.length;
+    if (want <= 0) return;
     this.outstanding += want;
     this.permits += want;
     this.queueFlush();
@@ -131,17 +146,8 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
 
   command(command: ConsumerCommand): boolean {
     if (!this.open) return false;
-    if ('type' in command) {
-      if (command.type === 'permit') {
-        this.outstanding += command.permitMessages;
-        this.permits += command.permitMessages;
-        this.queueFlush();
-      } else {
-        this.settle(command.messageId, false);
-      }
-      return true;
-    }
-    this.settle(command.messageId, true);
+    if (!('messageId' in command)) throw new Error(`a binary-protocol consumer takes no ${command.type} command`);
+    this.settle(command.messageId, !('type' in command));
     return true;
   }
 
@@ -156,10 +162,9 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
     this.lastActivity = Date.now();
     let entry: Entry;
     try {
-      if (!payload.checksumOk) throw new Error('its checksum does not match its bytes');
-      entry = readEntry(payload.metadata, payload.data);
+      entry = readEntry(payload.metadata, payload.data, payload.checksumOk);
     } catch (error) {
-      this.outstanding = Math.max(0, this.outstanding - 1);
+      this.outstanding -= error instanceof UnreadableEntryError ? error.permits : 1;
       this.logger.error(
         { queue: this.queue, error: errorText(error) },
         'cannot read a message from Pulsar; it is left unacknowledged and redelivered after the negative-acknowledgement delay',
@@ -168,31 +173,40 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
       this.grant();
       return;
     }
-    this.outstanding = Math.max(0, this.outstanding - entry.messages.length);
+    // The broker counts a batch's messages against the permits, and sends a
+    // whole batch on one permit: the count may go below zero, a debt the next
+    // permits pay off.
+    this.outstanding -= entry.messages.length;
     const redeliveryCount = command.redeliveryCount ?? 0;
     if (!entry.batched) {
-      const message = entry.messages[0];
-      if (message === undefined) return;
+      const [message] = entry.messages as [EntryMessage];
       const messageId = cmd.encodeMessageId(id).toString('base64');
       this.handles.set(messageId, { id, index: -1 });
-      this.owner.receive(this, { messageId, body: message.body, properties: message.properties, publishTime: message.publishTime, redeliveryCount });
+      this.waiting.push({ messageId, body: message.body, properties: message.properties, publishTime: message.publishTime, redeliveryCount });
+      this.grant();
       return;
     }
     const key = entryKey(id);
     let batch = this.batches.get(key);
     if (batch === undefined) {
-      batch = { id: { ...id, batchIndex: -1 }, settled: entry.messages.map(() => false), nacked: false };
+      batch = { id: { ...id, batchIndex: -1 }, states: entry.messages.map((): Batched => 'due') };
       this.batches.set(key, batch);
     }
+    if (entry.messages.length === 0) {
+      this.logger.warn({ queue: this.queue }, 'a Pulsar batch with no messages in it; acknowledged');
+      this.settleBatch(key, batch);
+      return;
+    }
     for (let index = 0; index < entry.messages.length; index++) {
-      const message = entry.messages[index] as (typeof entry.messages)[number];
-      // A redelivered batch: a message settled since it first came is not handed over again.
-      if (batch.settled[index] === true) continue;
+      const message = entry.messages[index] as EntryMessage;
+      // A redelivered batch: a message acknowledged since it first came is not handed over again.
+      if (batch.states[index] === 'acked') continue;
+      batch.states[index] = 'handed';
       const messageId = cmd.encodeMessageId({ ...id, batchIndex: index }).toString('base64');
       this.handles.set(messageId, { id, batch, index });
-      this.owner.receive(this, { messageId, body: message.body, properties: message.properties, publishTime: message.publishTime, redeliveryCount });
+      this.waiting.push({ messageId, body: message.body, properties: message.properties, publishTime: message.publishTime, redeliveryCount });
     }
-    if (batch.settled.length === 0) this.finishBatch(key, batch);
+    this.grant();
   }
 
   /** {@inheritDoc ConsumerHandler.closedByBroker} The topic moved: look it up again. */
@@ -238,7 +252,22 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
     this.grant();
   }
 
+  /** Hands waiting messages to the loop while it has free slots (the loop counts each one it takes in `inFlight`). */
+  private handOver(): void {
+    if (this.handingOver) return; // the loop grants again from inside a receive
+    this.handingOver = true;
+    try {
+      while (this.waiting.length > 0 && this.inFlight < this.capacity) {
+        this.owner.receive(this, this.waiting.shift() as Received);
+      }
+    } finally {
+      this.handingOver = false;
+    }
+  }
+
   private detach(): void {
+    // What waits came on the lost connection: the broker redelivers it.
+    this.waiting = [];
     this.subscribed = false;
     this.connection?.removeConsumer(this.consumerId);
   }
@@ -254,19 +283,27 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
       if (ok) this.queueFlush();
       return;
     }
-    batch.settled[handle.index] = true;
-    if (!ok) batch.nacked = true;
-    if (batch.settled.every(Boolean)) this.finishBatch(entryKey(handle.id), batch);
+    batch.states[handle.index] = ok ? 'acked' : 'nacked';
+    this.settleBatch(entryKey(handle.id), batch);
   }
 
-  private finishBatch(key: string, batch: BatchEntry): void {
-    this.batches.delete(key);
-    if (batch.nacked) {
-      this.redeliverLater(batch.id);
+  /**
+   * Once no message of a batch is being handled: every one acknowledged
+   * acknowledges the entry; otherwise the entry is asked back, and its
+   * negatively acknowledged messages are due again.
+   */
+  private settleBatch(key: string, batch: BatchEntry): void {
+    const { states } = batch;
+    if (states.includes('handed')) return;
+    if (states.every((state) => state === 'acked')) {
+      this.batches.delete(key);
+      this.acks.push(batch.id);
+      this.queueFlush();
       return;
     }
-    this.acks.push(batch.id);
-    this.queueFlush();
+    if (!states.includes('nacked')) return; // due ones are on their way back already
+    for (let i = 0; i < states.length; i++) if (states[i] === 'nacked') states[i] = 'due';
+    this.redeliverLater(batch.id);
   }
 
   /** Asks the broker to redeliver an entry once the negative-acknowledgement delay has passed. */
