@@ -1,7 +1,9 @@
 /**
  * Pulsar throughput through the App beside the same WebSocket API calls made
  * raw, in one run, and the official Python SDK's native client (pulsar-client,
- * the binary protocol) as a reference figure. JSON out.
+ * the binary protocol) as a reference figure. JSON out. The App's consumers
+ * speak the binary protocol (`serviceUrl`: the lab standalone's port 6650),
+ * its publishes go over the WebSocket API.
  *
  *   BABELQUEUE_PULSAR_URL=http://127.0.0.1:8080 \
  *     node --conditions=source --import tsx bench/pulsar/index.ts [messages=10000] [window=100] [rate=1000] [modes=publish,consume,run,publishMany,python,latency]
@@ -17,11 +19,10 @@
  * - consume: a Shared subscription in pull mode, `window` permits, one ack per
  *   message. Raw: parse the JSON payload and ack; App: app.consume with
  *   concurrency `window` and a no-op handler (gate, decode, validate, route, settle).
- *   A drain (`maxMessages`): the binding takes through one zero-queue consumer, so
- *   it never holds more than it may take.
+ *   A drain (`maxMessages`): the binary consumer prefetches at most what the
+ *   drain may still take.
  * - run: the same work through a worker, `app.run` at concurrency `window` on a
- *   topic filled beforehand, stopped once it handled them all: the binding's
- *   zero-queue consumers on several sockets. Raw: the consume above.
+ *   topic filled beforehand, stopped once it handled them all. Raw: the consume above.
  * - publishMany: batches of `window`, each message's send receipt awaited.
  *   Raw: the producer WebSocket above sending every frame of a batch without
  *   waiting, then awaiting all the batch's receipts; App: app.publishMany of
