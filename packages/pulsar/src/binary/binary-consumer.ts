@@ -51,11 +51,12 @@ interface Handle {
  *
  * Settlements are by message id, grouped: the acknowledgements and permits
  * of one turn of the event loop leave in one ACK and one FLOW. A producer's
- * batch is one entry on the broker: it is acknowledged once every message
- * of it was, and redelivered whole (after the negative-acknowledgement
- * delay) when one of them was negatively acknowledged. An entry the binding
- * cannot read (a compression this Node lacks, encryption, chunking, a bad
- * checksum) is logged, never acknowledged, and redelivered after that delay.
+ * batch is one entry on the broker, sent whole on one permit: its messages
+ * wait here for free slots, it is acknowledged once every message of it was,
+ * and asked back (after the negative-acknowledgement delay) when one was
+ * negatively acknowledged. An entry the binding cannot read (a compression
+ * this Node lacks, encryption, chunking, a bad checksum) is logged, never
+ * acknowledged, and asked back after that delay.
  */
 export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
   outstanding = 0;
