@@ -240,7 +240,8 @@ describe('decompress', () => {
       assert.equal(decompress(CompressionType.ZSTD, ZSTD_EMPTY, 0).length, 0);
       assert.throws(() => decompress(CompressionType.ZSTD, ZSTD, ENVELOPE.length - 1), /ZSTD payload is corrupt/);
       assert.throws(() => decompress(CompressionType.ZSTD, ZSTD, ENVELOPE.length + 1), /ZSTD payload decodes to 349 bytes/);
-      assert.throws(() => decompress(CompressionType.ZSTD, ZSTD.subarray(0, ZSTD.length - 1), ENVELOPE.length), /ZSTD payload is corrupt/);
+      // A cut frame: zlib throws on some Node lines, returns what it decoded (nothing) on others; refused either way.
+      assert.throws(() => decompress(CompressionType.ZSTD, ZSTD.subarray(0, ZSTD.length - 1), ENVELOPE.length), /ZSTD payload (is corrupt|decodes to \d+ bytes, the metadata claims 349)/);
     } else {
       assert.throws(() => decompress(CompressionType.ZSTD, ZSTD, ENVELOPE.length), (error: unknown) => {
         assert.ok(error instanceof UnsupportedCompressionError, 'an UnsupportedCompressionError');
