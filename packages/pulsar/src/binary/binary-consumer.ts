@@ -6,7 +6,7 @@ import type { ConsumerCommand } from '../frames.js';
 import { keepSubscribed } from '../keep-subscribed.js';
 import type { ConsumerOwner, LoopConsumer, Received } from '../loop-consumer.js';
 import type { ResolvedOptions } from '../options.js';
-import type { BrokerAddress, BrokerConnection, ConsumerHandler } from './broker-connection.js';
+import type { BrokerAddress, BrokerConnection } from './broker-connection.js';
 import * as cmd from './commands.js';
 import type { Incoming, MessageId } from './commands.js';
 import { readEntry, UnreadableEntryError, type Entry, type EntryMessage } from './entry.js';
@@ -58,7 +58,7 @@ interface Handle {
  * this Node lacks, encryption, chunking, a bad checksum) is logged, never
  * acknowledged, and asked back after that delay.
  */
-export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
+export class BinaryConsumer implements LoopConsumer {
   outstanding = 0;
   inFlight = 0;
   name: string | undefined;
@@ -156,8 +156,8 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
     this.connection?.destroy();
   }
 
-  /** {@inheritDoc ConsumerHandler.message} */
-  message(command: Incoming, payload: MessagePayload): void {
+  /** A MESSAGE for the current subscription: its entry is read and its messages wait for free slots. */
+  private message(command: Incoming, payload: MessagePayload): void {
     const id = command.messageId;
     if (id === undefined) return;
     this.lastActivity = Date.now();
@@ -210,12 +210,6 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
     this.grant();
   }
 
-  /** {@inheritDoc ConsumerHandler.closedByBroker} The topic moved: look it up again. */
-  closedByBroker(): void {
-    this.logger.info({ queue: this.queue }, 'Pulsar closed the consumer (the topic moved or was unloaded); subscribing again');
-    this.connection?.destroy();
-  }
-
   private async subscribe(): Promise<BrokerConnection> {
     const connection = await connectToOwner(this.service, this.topic);
     try {
@@ -225,7 +219,16 @@ export class BinaryConsumer implements LoopConsumer, ConsumerHandler {
       }
       const consumerId = ++lastConsumerId;
       const name = `babelqueue-${randomBytes(6).toString('hex')}`;
-      connection.addConsumer(consumerId, this);
+      connection.addConsumer(consumerId, {
+        message: (command, payload) => this.message(command, payload),
+        // Closed by the broker (the topic moved, was unloaded, its subscription
+        // fenced), whenever it comes: during the subscribe as well as after it.
+        // This connection goes, and the consumer looks the topic up again.
+        closedByBroker: () => {
+          this.logger.info({ queue: this.queue }, 'Pulsar closed the consumer (the topic moved or was unloaded); subscribing again');
+          connection.destroy();
+        },
+      });
       await connection.request((requestId) => cmd.subscribe({
         topic: this.topic,
         subscription: this.options.subscription,
