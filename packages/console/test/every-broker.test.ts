@@ -51,7 +51,9 @@ for (const target of BROKERS) {
         const client = new ConsoleClient(running.url);
         await client.open();
         const agree = async (when: string) => {
-          const page = (await client.get('/api/records', { dlq, limit: 50 })).body;
+          const read = await client.get('/api/records', { dlq, limit: 50 });
+          assert.equal(read.status, 200, `the page's read ${when}: ${JSON.stringify(read.body)}`);
+          const page = read.body;
           const listing = await deadLetterReader(transport).list(dlq, 1000);
           const counts = { console: page.depth, shown: page.records.length, listed: listing.records.length, broker: listing.depth, partial: listing.partial };
           assert.deepEqual(counts, { console: expected.length, shown: expected.length, listed: expected.length, broker: expected.length, partial: false }, `counts ${when}`);
