@@ -6,12 +6,12 @@
 // would, it is not one), and what close() leaves behind.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, Socket, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import * as zlib from 'node:zlib';
 import WebSocket from 'ws';
 import { silentLogger } from '@babelqueue/core';
 import type { Delivery } from '@babelqueue/core/binding';
@@ -54,23 +54,24 @@ function positionOf(messageId: string): Position {
   return position;
 }
 
-/** The Python client of the repository's venv (test/interop's peer), which publishes with a chosen compression. */
+/** The Python client of the repository's venv (test/interop's peer), which publishes encrypted messages. */
 const python = join(process.env.BABELQUEUE_VENV ?? join(import.meta.dirname, '..', '..', '..', '.venv'), 'bin', 'python');
-const hasZstd = typeof (zlib as unknown as { zstdDecompressSync?: unknown }).zstdDecompressSync === 'function';
-/** The unreadable-entry tests need ZSTD entries this Node cannot decode. */
-const unreadableSkip = hasZstd
-  ? `this Node (${process.version}) decodes ZSTD, so a ZSTD entry is not unreadable here`
-  : existsSync(python) ? false : `no Python client: ${python} does not exist (scripts/peers creates it)`;
+/** The unreadable-entry tests need the Python client, whose producer encrypts. */
+const unreadableSkip = existsSync(python) ? false : `no Python client: ${python} does not exist (scripts/peers creates it)`;
 
-/** `count` ZSTD-compressed messages (one batch, or one entry each), published by the official Python client over the binary protocol. */
-const ZSTD_PRODUCER = `
+/**
+ * `count` messages encrypted with a fresh RSA key (one batch, or one entry
+ * each), published by the official Python client over the binary protocol:
+ * entries the binding cannot read on any Node, since it holds no keys.
+ */
+const ENCRYPTED_PRODUCER = `
 import sys, pulsar
-url, topic, count, batched = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == '1'
+url, topic, count, batched, public, private = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == '1', sys.argv[5], sys.argv[6]
 client = pulsar.Client(url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Error))
-producer = client.create_producer(topic, compression_type=pulsar.CompressionType.ZSTD, batching_enabled=batched,
-                                  batching_max_messages=max(count, 2), batching_max_publish_delay_ms=60000)
+producer = client.create_producer(topic, encryption_key='bq-test', crypto_key_reader=pulsar.CryptoKeyReader(public, private),
+                                  batching_enabled=batched, batching_max_messages=max(count, 2), batching_max_publish_delay_ms=60000)
 for i in range(count):
-    producer.send_async(('zstd %d' % i).encode(), lambda result, message_id: None)
+    producer.send_async(('secret %d' % i).encode(), lambda result, message_id: None)
 producer.flush()
 client.close()
 `;
@@ -162,8 +163,16 @@ describe('Pulsar binary-protocol consumer', { skip: lab.skip }, () => {
     }
   }
 
-  async function publishZstd(q: string, count: number, batched: boolean): Promise<void> {
-    await execFileAsync(python, ['-c', ZSTD_PRODUCER, serviceUrl!, `persistent://public/default/${q}`, String(count), batched ? '1' : '0'], { timeout: WAIT_MS });
+  async function publishEncrypted(q: string, count: number, batched: boolean): Promise<void> {
+    const keys = mkdtempSync(join(tmpdir(), 'bq-pulsar-keys-'));
+    try {
+      const [privateKey, publicKey] = [join(keys, 'private.pem'), join(keys, 'public.pem')];
+      await execFileAsync('openssl', ['genrsa', '-out', privateKey, '2048'], { timeout: WAIT_MS });
+      await execFileAsync('openssl', ['rsa', '-in', privateKey, '-pubout', '-out', publicKey], { timeout: WAIT_MS });
+      await execFileAsync(python, ['-c', ENCRYPTED_PRODUCER, serviceUrl!, `persistent://public/default/${q}`, String(count), batched ? '1' : '0', publicKey, privateKey], { timeout: WAIT_MS });
+    } finally {
+      rmSync(keys, { recursive: true, force: true });
+    }
   }
 
   it('no message stays with a consumer that died: what a killed process held is redelivered to a fresh consumer', async () => {
@@ -295,14 +304,14 @@ describe('Pulsar binary-protocol consumer', { skip: lab.skip }, () => {
   });
 
   /**
-   * ZSTD entries on a Node without zstd, then a readable message: the
+   * Encrypted entries (the binding holds no keys), then a readable message: the
    * unreadable entry keeps coming back after the delay, unacknowledged, and
    * the readable one is handled meanwhile.
    */
   async function unreadableThenReadable(batched: boolean): Promise<void> {
     const q = queue('unreadable');
     await raw.subscribe(q);
-    await publishZstd(q, batched ? 3 : 1, batched);
+    await publishEncrypted(q, batched ? 3 : 1, batched);
     const { transport, logger } = binary();
     const handled: string[] = [];
     const stop = new AbortController();
@@ -331,7 +340,7 @@ describe('Pulsar binary-protocol consumer', { skip: lab.skip }, () => {
     assert.equal(await raw.backlog(q), 1, 'the unreadable entry stays on the subscription, unacknowledged');
   }
 
-  it('a message it cannot read (ZSTD on a Node without zstd) is redelivered after the negative-acknowledgement delay and holds up nothing behind it', { skip: unreadableSkip }, async () => {
+  it('a message it cannot read (encrypted, and the binding holds no keys) is redelivered after the negative-acknowledgement delay and holds up nothing behind it', { skip: unreadableSkip }, async () => {
     await unreadableThenReadable(false);
   });
 
