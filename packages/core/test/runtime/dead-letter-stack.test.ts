@@ -11,7 +11,8 @@ async function deadLettered(deadLetter: Parameters<typeof createApp>[0]['deadLet
     throw thrown;
   });
   await app.publish(URN, { order_id: 1 });
-  await app.consume({ maxMessages: 1, idleMs: 50 });
+  // maxMessages ends it; the idle window only bounds a run that never gets its message (never raced: a busy machine stalls longer than any short window).
+  assert.equal(await app.consume({ maxMessages: 1, idleMs: 30_000 }), 1);
   const [record] = transport.messages('orders.dlq');
   return JSON.parse(record!.toString('utf8')) as Record<string, any>;
 }
